@@ -1,0 +1,57 @@
+# Sessiondesk: `make run` serves the demo, `make test` runs every test.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV := .venv
+VPY := $(VENV)/bin/python
+PG_TEST_URL ?= postgres://root@127.0.0.1:5432/sessiondesk
+HOST ?= 127.0.0.1:8000
+
+# Django 6 needs Python >= 3.12: an explicit PYTHON=, else the first interpreter that runs and says so.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
+	$$(ls -d $$(pyenv root 2>/dev/null)/versions/3.1[2-9]*/bin/python3 2>/dev/null) \
+	/usr/bin/python3.13 /usr/bin/python3.12 python3; do \
+	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
+	done)
+
+.PHONY: help install run test test-sqlite test-postgres lint demo bench browsers
+
+help:
+	@echo "make run    serve the product with demo data on http://$(HOST)"
+	@echo "make test   run the whole suite on SQLite and PostgreSQL"
+
+$(VPY):
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "No Python >= 3.12 found. Install python3.12 or python3.13 (apt-get install python3.13, or pyenv install 3.12) or pass PYTHON=/path/to/python3.12." >&2; exit 1; fi
+	"$(PYTHON)" -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+
+install: $(VPY)
+	$(VPY) -m pip install -q -e '.[test]'
+
+run: install
+	$(VPY) manage.py migrate --noinput
+	$(VPY) manage.py seed_demo --if-empty
+	$(VPY) manage.py runserver $(HOST)
+
+test: install
+	$(VPY) -m ruff check .
+	$(MAKE) --no-print-directory test-sqlite
+	$(MAKE) --no-print-directory test-postgres
+
+test-sqlite:
+	@echo "== tests on SQLite =="
+	env -u DATABASE_URL $(VPY) -m pytest $(PYTEST_ARGS)
+
+test-postgres:
+	@echo "== tests on PostgreSQL =="
+	@url="$${DATABASE_URL:-$(PG_TEST_URL)}"; \
+	if ! $(VPY) -c "import psycopg,sys; psycopg.connect(sys.argv[1].replace('postgres://','postgresql://',1), connect_timeout=3).close()" "$$url" 2>/dev/null; then \
+	  if [ "$$CI" = "true" ]; then echo "PostgreSQL at $$url is not reachable; CI requires it." >&2; exit 1; fi; \
+	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
+	DATABASE_URL="$$url" $(VPY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VPY) -m ruff check .
+
+bench: install
+	$(VPY) bench/ingest.py

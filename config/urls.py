@@ -1,0 +1,6 @@
+from django.urls import include, path
+
+urlpatterns = [
+    path("api/v1/", include("sessions_app.api_urls")),
+    path("", include("sessions_app.urls")),
+]

@@ -1,0 +1,33 @@
+from sessions_app.models.store import (
+    ApiKey,
+    Conversation,
+    Membership,
+    MessageRole,
+    Role,
+    Run,
+    RunState,
+    Snapshot,
+    SnapshotMessage,
+    Source,
+    StoredMessage,
+    Tenant,
+    ToolEffect,
+    TranscriptEntry,
+)
+
+__all__ = [
+    "ApiKey",
+    "Conversation",
+    "Membership",
+    "MessageRole",
+    "Role",
+    "Run",
+    "RunState",
+    "Snapshot",
+    "SnapshotMessage",
+    "Source",
+    "StoredMessage",
+    "Tenant",
+    "ToolEffect",
+    "TranscriptEntry",
+]

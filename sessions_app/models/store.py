@@ -1,0 +1,186 @@
+"""The session store: every row belongs to a tenant, and tenant_id leads every index queries use."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Role(models.TextChoices):
+    SUPPORT = "support", "Support"
+    OPERATOR = "operator", "Operator"
+    ADMIN = "admin", "Admin"
+
+
+class Source(models.TextChoices):
+    """Who handed us a history: only `server` sources are trusted to replay."""
+
+    SERVER = "server", "Server"
+    CLIENT = "client", "Client"
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
+    redaction_patterns = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique")]
+
+
+class ApiKey(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    kind = models.CharField(max_length=8, choices=Source.choices)
+    label = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=16, help_text="The first characters, shown to tell keys apart.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "created_at"], name="apikey_tenant_created")]
+
+
+class Conversation(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="conversations")
+    external_id = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    message_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "external_id"], name="conversation_unique_external_id")
+        ]
+        indexes = [models.Index(fields=["tenant", "-updated_at", "-id"], name="conversation_tenant_recent")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class RunState(models.TextChoices):
+    RUNNING = "running", "Running"
+    COMPLETE = "complete", "Complete"
+    INTERRUPTED = "interrupted", "Interrupted"
+
+
+class Run(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="runs")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs")
+    run_id = models.CharField(max_length=200)
+    agent_name = models.CharField(max_length=200, blank=True)
+    parent_run_id = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.SERVER)
+    state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.RUNNING)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "run_id"], name="run_unique_run_id")]
+        indexes = [models.Index(fields=["tenant", "conversation", "started_at"], name="run_tenant_conversation")]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+
+class StoredMessage(models.Model):
+    """One distinct serialized message per tenant; snapshots refer to it instead of copying it."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64, help_text="Hash of the exact serialized message.")
+    content_hash = models.CharField(max_length=64, help_text="Hash ignoring fields stamped later.")
+    data = models.TextField(help_text="The message as ModelMessagesTypeAdapter JSON (one element).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "sha256"], name="storedmessage_unique_sha")]
+
+
+class Snapshot(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="snapshots")
+    seq = models.PositiveIntegerField(help_text="Write order within the run.")
+    step = models.IntegerField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=[("complete", "Complete"), ("interrupted", "Interrupted")])
+    source = models.CharField(max_length=8, choices=Source.choices)
+    via = models.CharField(max_length=16, help_text="How it arrived: api, live or import.")
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    digest = models.CharField(max_length=64, help_text="Hash of the ordered message hashes.")
+    message_count = models.PositiveIntegerField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "run", "seq"], name="snapshot_unique_seq")]
+        indexes = [models.Index(fields=["tenant", "run", "step", "state"], name="snapshot_tenant_run_step")]
+
+
+class SnapshotMessage(models.Model):
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="refs")
+    position = models.PositiveIntegerField()
+    message = models.ForeignKey(StoredMessage, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["snapshot", "position"], name="snapshotmessage_unique")]
+
+
+class MessageRole(models.TextChoices):
+    USER = "user", "User"
+    ASSISTANT = "assistant", "Assistant"
+    TOOL_CALL = "tool_call", "Tool call"
+    TOOL_RESULT = "tool_result", "Tool result"
+    SYSTEM = "system", "System"
+
+
+class TranscriptEntry(models.Model):
+    """One message of a conversation's recovered transcript, in order.
+
+    Summary artifacts are kept aside at the position of the message they precede; they are not part of the
+    transcript itself (export and search skip them).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="entries")
+    position = models.PositiveIntegerField()
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+    message = models.ForeignKey(StoredMessage, on_delete=models.PROTECT, related_name="+")
+    role = models.CharField(max_length=16, choices=MessageRole.choices)
+    text = models.TextField(blank=True)
+    timestamp = models.DateTimeField(null=True, blank=True)
+    recovered_from_compaction = models.BooleanField(default=False)
+    summary_artifact = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "position"],
+                condition=models.Q(summary_artifact=False),
+                name="transcript_unique_position",
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "conversation", "position"], name="transcript_tenant_conv_pos")]
+
+
+class ToolEffect(models.Model):
+    """The harness's tool-effect ledger: whether a tool call started, finished or failed (no arguments, no results)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tool_effects")
+    tool_call_id = models.CharField(max_length=200)
+    tool_name = models.CharField(max_length=200)
+    status = models.CharField(max_length=16)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")
+        ]
