@@ -1,0 +1,42 @@
+"""API keys: random secrets shown once, stored only as a hash."""
+
+import hashlib
+import secrets
+
+from django.utils import timezone
+
+from sessions_app.models import ApiKey, Source, Tenant
+
+KEY_PREFIX = "sdk_"
+
+
+def hash_key(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def create_api_key(tenant: Tenant, kind: str, label: str = "") -> tuple[ApiKey, str]:
+    """A new key for `tenant`; the raw key is returned once and never stored."""
+    if kind not in Source.values:
+        raise ValueError(f"API key kind must be one of {', '.join(Source.values)}, got {kind!r}")
+    raw_key = f"{KEY_PREFIX}{kind[0]}_{secrets.token_urlsafe(32)}"
+    key = ApiKey.objects.create(
+        tenant=tenant, kind=kind, label=label, prefix=raw_key[:10], key_hash=hash_key(raw_key)
+    )
+    return key, raw_key
+
+
+def revoke_api_key(key: ApiKey) -> None:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+
+
+def authenticate(raw_key: str) -> ApiKey | None:
+    """The live key matching `raw_key`, or None for unknown and revoked keys alike."""
+    if not raw_key:
+        return None
+    return (
+        ApiKey.objects.select_related("tenant")
+        .filter(key_hash=hash_key(raw_key), revoked_at__isnull=True)
+        .first()
+    )
