@@ -1,3 +1,14 @@
+from sessions_app.models.audit import (
+    AuditEvent,
+    ContractKind,
+    ConversationMerge,
+    EventClass,
+    Evidence,
+    PromptContract,
+    Receipt,
+    RunVerdict,
+    Wait,
+)
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
@@ -16,6 +27,15 @@ from sessions_app.models.store import (
 )
 
 __all__ = [
+    "AuditEvent",
+    "ContractKind",
+    "ConversationMerge",
+    "EventClass",
+    "Evidence",
+    "PromptContract",
+    "Receipt",
+    "RunVerdict",
+    "Wait",
     "ApiKey",
     "Conversation",
     "Membership",

@@ -1,0 +1,168 @@
+"""Replay-audit records: receipts, waits, prompt contracts, merges, the stored verdict and the audit log.
+
+None of these hold message content. Receipts hold a reference or digest of the destination, waits a hashed
+resume token, prompt contracts a hash or label (never the prompt), and audit events ids and a class only.
+"""
+
+from django.db import models
+
+from sessions_app.audit import gates
+from sessions_app.audit.verdict import ALL_VERDICTS
+from sessions_app.models.store import Conversation, Run, Tenant
+
+
+class Evidence(models.TextChoices):
+    ACTIVITY = gates.ACTIVITY, "Activity (a model said it is done)"
+    TRANSPORT = gates.TRANSPORT, "Transport (a tool said accepted)"
+    OUTCOME = gates.OUTCOME, "Outcome (a fresh read of the destination shows the effect)"
+
+
+class Receipt(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="receipts")
+    effect = models.CharField(max_length=200, help_text="The intended effect, e.g. 'invoice-email-sent'.")
+    evidence = models.CharField(max_length=16, choices=Evidence.choices)
+    checked_by = models.CharField(max_length=200, help_text="Who or what performed the check.")
+    reference = models.CharField(
+        max_length=500, blank=True, help_text="A reference or digest of the destination, never its contents."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "run", "created_at"], name="receipt_tenant_run")]
+
+
+class Wait(models.Model):
+    """A run legitimately waiting for a person's decision until a deadline."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="waits")
+    owner = models.CharField(max_length=200)
+    decision = models.CharField(max_length=500, help_text="The decision needed, in a sentence.")
+    deadline = models.DateTimeField()
+    resume_token_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "run", "deadline"], name="wait_tenant_run_deadline")]
+
+
+class ContractKind(models.TextChoices):
+    HASH = gates.CONTRACT_HASH, "SHA-256 of the required system prompt"
+    LABEL = gates.CONTRACT_LABEL, "A label the prompt carries"
+    DYNAMIC = gates.CONTRACT_DYNAMIC, "Runs on dynamic instructions"
+
+
+class PromptContract(models.Model):
+    """What the history of an agent's runs must carry: a non-secret identifier, never the prompt text."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    agent_name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=ContractKind.choices)
+    value = models.CharField(max_length=200, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "agent_name"], name="promptcontract_unique_agent")]
+
+
+class ConversationMerge(models.Model):
+    """An explicit record that messages of another conversation id belong to this conversation."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="merges")
+    merged_external_id = models.CharField(max_length=200)
+    actor = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "merged_external_id"], name="conversationmerge_unique")
+        ]
+
+
+class RunVerdict(models.Model):
+    """The current audit verdict of one run, kept up to date so lists can filter by it."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="verdict")
+    verdict = models.CharField(max_length=32, choices=[(v, v) for v in ALL_VERDICTS])
+    findings = models.JSONField(default=list)
+    updated_at = models.DateTimeField()
+    recheck_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the verdict changes by itself (a wait's deadline)."
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "verdict", "-updated_at"], name="runverdict_tenant_verdict"),
+            models.Index(fields=["recheck_at"], name="runverdict_recheck"),
+        ]
+
+
+class EventClass(models.TextChoices):
+    ORPHAN_REMOVED = gates.ORPHAN_REMOVED, "Orphan result removed"
+    INTERRUPTED_SYNTHESIZED = gates.INTERRUPTED_SYNTHESIZED, "Interrupted return synthesized"
+    SCOPE_DRIFT = gates.SCOPE_DRIFT, "Scope drift"
+    UNTRUSTED_HISTORY = gates.UNTRUSTED_HISTORY, "Untrusted history"
+    PROMPT_GAP = gates.PROMPT_GAP, "System prompt gap"
+    ROUND_TRIP_MISMATCH = gates.ROUND_TRIP_MISMATCH, "Round trip mismatch"
+    MISSING_RECEIPT = gates.MISSING_RECEIPT, "Missing outcome receipt"
+    WAITING = gates.WAITING, "Waiting"
+    STUCK = gates.STUCK, "Stuck"
+    EXPORT = gates.EXPORT, "Export"
+    KEY_CREATED = gates.KEY_CREATED, "API key created"
+    KEY_REVOKED = gates.KEY_REVOKED, "API key revoked"
+    MEMBER_CHANGED = gates.MEMBER_CHANGED, "Member changed"
+
+
+class AuditEventQuerySet(models.QuerySet):
+    """Append-only: bulk updates and deletes are refused (a tenant's deletion still cascades)."""
+
+    def update(self, **kwargs):
+        raise TypeError("Audit events are append-only.")
+
+    def delete(self):
+        raise TypeError("Audit events are append-only.")
+
+
+class AuditEvent(models.Model):
+    """One content-minimal, append-only audit record.
+
+    Ids are kept as plain strings, not foreign keys, so the log outlives the runs it talks about.
+    `finding_key` makes each audit finding recorded once per run however often the run is re-audited.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    event_class = models.CharField(max_length=32, choices=EventClass.choices)
+    conversation_id = models.CharField(max_length=200, blank=True)
+    run_id = models.CharField(max_length=200, blank=True)
+    tool_call_hash = models.CharField(max_length=64, blank=True)
+    observed_at = models.DateTimeField()
+    actor = models.CharField(max_length=200, blank=True)
+    finding_key = models.CharField(max_length=200, blank=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "run_id", "finding_key"],
+                condition=~models.Q(finding_key=""),
+                name="auditevent_unique_finding",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "-observed_at", "-id"], name="auditevent_tenant_recent"),
+            models.Index(fields=["tenant", "event_class", "-observed_at"], name="auditevent_tenant_class"),
+            models.Index(fields=["tenant", "run_id"], name="auditevent_tenant_run"),
+        ]
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise TypeError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Audit events are append-only.")
