@@ -31,6 +31,9 @@ class Receipt(models.Model):
     class Meta:
         indexes = [models.Index(fields=["tenant", "run", "created_at"], name="receipt_tenant_run")]
 
+    def __str__(self) -> str:
+        return f"{self.effect}: {self.evidence}"
+
 
 class Wait(models.Model):
     """A run legitimately waiting for a person's decision until a deadline."""
@@ -46,6 +49,9 @@ class Wait(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "run", "deadline"], name="wait_tenant_run_deadline")]
+
+    def __str__(self) -> str:
+        return f"wait for {self.owner} until {self.deadline:%Y-%m-%d %H:%M}"
 
 
 class ContractKind(models.TextChoices):
@@ -64,7 +70,12 @@ class PromptContract(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["tenant", "agent_name"], name="promptcontract_unique_agent")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "agent_name"], name="promptcontract_unique_agent")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name}: {self.kind}"
 
 
 class ConversationMerge(models.Model):
@@ -78,8 +89,13 @@ class ConversationMerge(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["conversation", "merged_external_id"], name="conversationmerge_unique")
+            models.UniqueConstraint(
+                fields=["conversation", "merged_external_id"], name="conversationmerge_unique"
+            )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.merged_external_id} merged into conversation {self.conversation_id}"
 
 
 class RunVerdict(models.Model):
@@ -89,6 +105,7 @@ class RunVerdict(models.Model):
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="verdict")
     verdict = models.CharField(max_length=32, choices=[(v, v) for v in ALL_VERDICTS])
     findings = models.JSONField(default=list)
+    repair_count = models.PositiveIntegerField(default=0, help_text="Tool-pairing findings among them.")
     updated_at = models.DateTimeField()
     recheck_at = models.DateTimeField(
         null=True, blank=True, help_text="When the verdict changes by itself (a wait's deadline)."
@@ -98,7 +115,15 @@ class RunVerdict(models.Model):
         indexes = [
             models.Index(fields=["tenant", "verdict", "-updated_at"], name="runverdict_tenant_verdict"),
             models.Index(fields=["recheck_at"], name="runverdict_recheck"),
+            models.Index(
+                fields=["tenant", "-updated_at"],
+                name="runverdict_tenant_repairs",
+                condition=models.Q(repair_count__gt=0),
+            ),
         ]
+
+    def __str__(self) -> str:
+        return self.verdict
 
 
 class EventClass(models.TextChoices):
@@ -158,6 +183,9 @@ class AuditEvent(models.Model):
             models.Index(fields=["tenant", "event_class", "-observed_at"], name="auditevent_tenant_class"),
             models.Index(fields=["tenant", "run_id"], name="auditevent_tenant_run"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.event_class} {self.run_id}".strip()
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:
