@@ -6,4 +6,5 @@ from sessions_app import api
 
 urlpatterns = [
     path("snapshots", api.post_snapshot, name="api-snapshots"),
+    path("tool-effects", api.post_tool_effect, name="api-tool-effects"),
 ]

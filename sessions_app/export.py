@@ -1,0 +1,80 @@
+"""Transcripts out, streamed: memory stays flat however long the conversation.
+
+`json` is ModelMessagesTypeAdapter JSON built from the stored bytes (pydantic-ai loads it back unchanged),
+`jsonl` one message per line with its provenance, `markdown` a readable transcript.
+"""
+
+import json
+from collections.abc import Iterable, Iterator
+
+from sessions_app.models import Conversation, TranscriptEntry
+
+FORMATS = ("json", "jsonl", "markdown")
+CONTENT_TYPES = {"json": "application/json", "jsonl": "application/x-ndjson", "markdown": "text/markdown"}
+FILE_SUFFIXES = {"json": "json", "jsonl": "jsonl", "markdown": "md"}
+
+
+def _entries(conversation: Conversation) -> Iterator[tuple]:
+    return (
+        TranscriptEntry.objects.filter(
+            tenant_id=conversation.tenant_id, conversation=conversation, summary_artifact=False
+        )
+        .order_by("position")
+        .values_list("position", "run__run_id", "role", "timestamp", "text", "message__data")
+        .iterator(chunk_size=2000)
+    )
+
+
+def _json(conversation: Conversation) -> Iterator[str]:
+    yield "["
+    for i, (*_, data) in enumerate(_entries(conversation)):
+        yield data if i == 0 else "," + data
+    yield "]"
+
+
+def _jsonl(conversation: Conversation) -> Iterator[str]:
+    for position, run_id, role, timestamp, _, data in _entries(conversation):
+        head = json.dumps(
+            {
+                "conversation_id": conversation.external_id,
+                "position": position,
+                "run_id": run_id,
+                "role": role,
+                "timestamp": timestamp.isoformat() if timestamp else None,
+            }
+        )
+        yield f'{head[:-1]}, "message": {data}}}\n'
+
+
+def _markdown(conversation: Conversation) -> Iterator[str]:
+    yield f"# Conversation {conversation.external_id}\n\n"
+    for position, run_id, role, timestamp, text, _ in _entries(conversation):
+        when = f" · {timestamp:%Y-%m-%d %H:%M:%S} UTC" if timestamp else ""
+        yield f"## {position} · {role}{when}\n\n_run {run_id}_\n\n"
+        fence = "````" if "```" in text else "```"
+        yield f"{fence}\n{text}\n{fence}\n\n"
+
+
+_WRITERS = {"json": _json, "jsonl": _jsonl, "markdown": _markdown}
+
+
+def export_conversation(conversation: Conversation, fmt: str) -> Iterator[str]:
+    if fmt not in _WRITERS:
+        raise ValueError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    return _WRITERS[fmt](conversation)
+
+
+def export_conversations(conversations: Iterable[Conversation], fmt: str) -> Iterator[str]:
+    """Several conversations: JSON as a list of {conversation_id, messages}, the others concatenated."""
+    if fmt not in _WRITERS:
+        raise ValueError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    if fmt != "json":
+        for conversation in conversations:
+            yield from _WRITERS[fmt](conversation)
+        return
+    yield "["
+    for i, conversation in enumerate(conversations):
+        yield ("," if i else "") + json.dumps({"conversation_id": conversation.external_id})[:-1] + ', "messages": '
+        yield from _json(conversation)
+        yield "}"
+    yield "]"

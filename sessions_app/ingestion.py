@@ -1,0 +1,353 @@
+"""Snapshots in: validate, store content-addressed, re-recover the transcript, audit. One transaction per batch.
+
+`parse_snapshot` is pure (plain data in, a `SnapshotPayload` or an `IngestError` out); `ingest_snapshots` is the
+one service function the API, the live adapter, the importer and the demo seed all call.
+"""
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from pydantic import ValidationError
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+
+from sessions_app.models import (
+    Conversation,
+    Run,
+    RunState,
+    Snapshot,
+    SnapshotMessage,
+    Source,
+    StoredMessage,
+    Tenant,
+    ToolEffect,
+)
+from sessions_app.recovery import message_hash
+from sessions_app.serialization import dump_message, validate_messages
+
+MAX_ID_LENGTH = 200
+STATES = ("complete", "interrupted")
+
+
+class IngestError(Exception):
+    """Input we refuse, with the HTTP status that says why."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SnapshotPayload:
+    conversation_id: str
+    run_id: str
+    agent: str
+    state: str
+    messages: list[ModelMessage]
+    parent_run_id: str = ""
+    step: int | None = None
+    idempotency_key: str = ""
+    client_supplied: bool = False
+
+
+@dataclass(frozen=True)
+class ToolEffectPayload:
+    run_id: str
+    tool_call_id: str
+    tool_name: str
+    status: str
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass
+class IngestResult:
+    created: list[int] = field(default_factory=list)
+    repeated: list[int] = field(default_factory=list)
+    runs: set[str] = field(default_factory=set)
+    conversations: set[str] = field(default_factory=set)
+    new_messages: int = 0
+    tool_effects: int = 0
+
+
+def _format_loc(loc: Sequence[str | int]) -> str:
+    path = "messages"
+    for item in loc:
+        path += f"[{item}]" if isinstance(item, int) else f".{item}"
+    return path
+
+
+def _identifier(data: dict, name: str, *, required: bool) -> str:
+    value = data.get(name)
+    if value is None or value == "":
+        if required:
+            raise IngestError(f"'{name}' is required.")
+        return ""
+    if not isinstance(value, str):
+        raise IngestError(f"'{name}' must be a string, got {type(value).__name__}.")
+    if len(value) > MAX_ID_LENGTH:
+        raise IngestError(f"'{name}' is longer than {MAX_ID_LENGTH} characters.")
+    return value
+
+
+def parse_snapshot(data: object) -> SnapshotPayload:
+    """A validated snapshot payload, or an IngestError naming the first problem."""
+    if not isinstance(data, dict):
+        raise IngestError(f"A snapshot must be a JSON object, got {type(data).__name__}.")
+    state = data.get("state", "complete")
+    if state not in STATES:
+        raise IngestError(f"'state' must be 'complete' or 'interrupted', got {state!r}.")
+    step = data.get("step")
+    if step is not None and (not isinstance(step, int) or isinstance(step, bool)):
+        raise IngestError(f"'step' must be an integer, got {step!r}.")
+    raw_messages = data.get("messages")
+    if not isinstance(raw_messages, list):
+        raise IngestError("'messages' must be a list of ModelMessagesTypeAdapter messages.")
+    try:
+        messages = validate_messages(raw_messages)
+    except ValidationError as error:
+        first = error.errors()[0]
+        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        raise IngestError(f"Invalid message at {_format_loc(first['loc'])}: {first['msg']}{more}.") from None
+    source = data.get("source", "server")
+    if source not in Source.values:
+        raise IngestError(f"'source' must be 'server' or 'client', got {source!r}.")
+    return SnapshotPayload(
+        conversation_id=_identifier(data, "conversation_id", required=True),
+        run_id=_identifier(data, "run_id", required=True),
+        agent=_identifier(data, "agent", required=False),
+        parent_run_id=_identifier(data, "parent_run_id", required=False),
+        idempotency_key=_identifier(data, "idempotency_key", required=False),
+        state=state,
+        step=step,
+        messages=messages,
+        client_supplied=source == Source.CLIENT,
+    )
+
+
+def _is_final(messages: Sequence[ModelMessage]) -> bool:
+    """A history that ends in a model response without tool calls is a finished run."""
+    if not messages or not isinstance(messages[-1], ModelResponse):
+        return False
+    return not any(isinstance(part, ToolCallPart) for part in messages[-1].parts)
+
+
+def _first_timestamp(messages: Sequence[ModelMessage]) -> datetime | None:
+    stamps = [m.timestamp for m in messages if m.timestamp is not None]
+    return min(stamps) if stamps else None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    payload: SnapshotPayload
+    dumped: list[str]
+    shas: list[str]
+    content_hashes: list[str]
+    digest: str
+
+
+def _prepare(payload: SnapshotPayload) -> _Prepared:
+    dumped = [dump_message(m) for m in payload.messages]
+    shas = [hashlib.sha256(d.encode()).hexdigest() for d in dumped]
+    return _Prepared(
+        payload=payload,
+        dumped=dumped,
+        shas=shas,
+        content_hashes=[message_hash(m) for m in payload.messages],
+        digest=hashlib.sha256("\n".join(shas).encode()).hexdigest(),
+    )
+
+
+def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict[str, int], int]:
+    """Ids of the StoredMessage rows for every message, inserting only those this tenant never stored."""
+    wanted: dict[str, tuple[str, str]] = {}
+    for item in prepared:
+        for sha, content_hash, dumped in zip(item.shas, item.content_hashes, item.dumped, strict=True):
+            wanted.setdefault(sha, (content_hash, dumped))
+    ids: dict[str, int] = {}
+    shas = list(wanted)
+    for start in range(0, len(shas), 500):
+        chunk = shas[start : start + 500]
+        ids.update(StoredMessage.objects.filter(tenant=tenant, sha256__in=chunk).values_list("sha256", "id"))
+    missing = [sha for sha in shas if sha not in ids]
+    StoredMessage.objects.bulk_create(
+        [StoredMessage(tenant=tenant, sha256=sha, content_hash=wanted[sha][0], data=wanted[sha][1]) for sha in missing],
+        batch_size=500,
+    )
+    for start in range(0, len(missing), 500):
+        chunk = missing[start : start + 500]
+        ids.update(StoredMessage.objects.filter(tenant=tenant, sha256__in=chunk).values_list("sha256", "id"))
+    return ids, len(missing)
+
+
+def _run_for(tenant: Tenant, payload: SnapshotPayload, source: str, runs: dict[str, Run]) -> Run:
+    run = runs.get(payload.run_id)
+    if run is None:
+        run = (
+            Run.objects.select_for_update()
+            .select_related("conversation")
+            .filter(tenant=tenant, run_id=payload.run_id)
+            .first()
+        )
+    if run is not None:
+        if run.conversation.external_id != payload.conversation_id:
+            raise IngestError(
+                f"Run '{payload.run_id}' already belongs to conversation '{run.conversation.external_id}', "
+                f"not '{payload.conversation_id}'.",
+                status=409,
+            )
+    else:
+        conversation, _ = Conversation.objects.get_or_create(tenant=tenant, external_id=payload.conversation_id)
+        run = Run.objects.create(
+            tenant=tenant,
+            conversation=conversation,
+            run_id=payload.run_id,
+            agent_name=payload.agent,
+            parent_run_id=payload.parent_run_id,
+            source=source,
+            started_at=_first_timestamp(payload.messages) or timezone.now(),
+        )
+    runs[payload.run_id] = run
+    return run
+
+
+def _existing_snapshot(run: Run, item: _Prepared) -> int | None:
+    """The id of a stored snapshot this payload repeats: same idempotency key, or same (step, state) and content."""
+    snapshots = Snapshot.objects.filter(tenant_id=run.tenant_id, run=run)
+    if item.payload.idempotency_key:
+        found = snapshots.filter(idempotency_key=item.payload.idempotency_key).values_list("id", flat=True).first()
+        if found is not None:
+            return found
+    return (
+        snapshots.filter(step=item.payload.step, state=item.payload.state, digest=item.digest)
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
+def _repeats_earlier_in_batch(item: _Prepared, run: Run, fresh: list[tuple[_Prepared, Run, str]]) -> bool:
+    """A payload repeated within one batch (a file listing a snapshot twice) is stored once."""
+    key = item.payload.idempotency_key
+    for other, other_run, _ in fresh:
+        if other_run is not run:
+            continue
+        if key and other.payload.idempotency_key == key:
+            return True
+        same_content = other.digest == item.digest
+        if same_content and (other.payload.step, other.payload.state) == (item.payload.step, item.payload.state):
+            return True
+    return False
+
+
+def _apply_tool_effects(tenant: Tenant, effects: Iterable[ToolEffectPayload], runs: dict[str, Run]) -> int:
+    count = 0
+    for effect in effects:
+        run = runs.get(effect.run_id) or Run.objects.filter(tenant=tenant, run_id=effect.run_id).first()
+        if run is None:
+            raise IngestError(f"Tool effect for unknown run '{effect.run_id}'.", status=404)
+        runs[effect.run_id] = run
+        ToolEffect.objects.update_or_create(
+            tenant=tenant,
+            run=run,
+            tool_call_id=effect.tool_call_id,
+            defaults={
+                "tool_name": effect.tool_name,
+                "status": effect.status,
+                "started_at": effect.started_at,
+                "ended_at": effect.ended_at,
+            },
+        )
+        count += 1
+    return count
+
+
+def ingest_snapshots(
+    tenant: Tenant,
+    payloads: Sequence[SnapshotPayload],
+    *,
+    source: str,
+    via: str,
+    tool_effects: Sequence[ToolEffectPayload] = (),
+) -> IngestResult:
+    """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
+
+    `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
+    anything raises IngestError and leaves the database as it was.
+    """
+    from sessions_app.store import refresh_conversations
+
+    prepared = [_prepare(payload) for payload in payloads]
+    result = IngestResult()
+    with transaction.atomic():
+        runs: dict[str, Run] = {}
+        touched_runs: dict[int, Run] = {}
+        fresh: list[tuple[_Prepared, Run, str]] = []
+        for item in prepared:
+            payload = item.payload
+            snapshot_source = Source.CLIENT if payload.client_supplied else source
+            run = _run_for(tenant, payload, snapshot_source, runs)
+            result.runs.add(run.run_id)
+            result.conversations.add(payload.conversation_id)
+            if _repeats_earlier_in_batch(item, run, fresh):
+                continue
+            existing = _existing_snapshot(run, item)
+            if existing is not None:
+                result.repeated.append(existing)
+            else:
+                fresh.append((item, run, snapshot_source))
+        message_ids, result.new_messages = _store_messages(tenant, [item for item, _, _ in fresh])
+        next_seq: dict[int, int] = {}
+        for item, run, snapshot_source in fresh:
+            if run.id not in next_seq:
+                next_seq[run.id] = (run.snapshots.aggregate(top=Max("seq"))["top"] or 0) + 1
+            snapshot = Snapshot.objects.create(
+                tenant=tenant,
+                run=run,
+                seq=next_seq[run.id],
+                step=item.payload.step,
+                state=item.payload.state,
+                source=snapshot_source,
+                via=via,
+                idempotency_key=item.payload.idempotency_key,
+                digest=item.digest,
+                message_count=len(item.shas),
+            )
+            next_seq[run.id] += 1
+            SnapshotMessage.objects.bulk_create(
+                [
+                    SnapshotMessage(snapshot=snapshot, position=i, message_id=message_ids[sha])
+                    for i, sha in enumerate(item.shas)
+                ],
+                batch_size=1000,
+            )
+            result.created.append(snapshot.id)
+            _note_snapshot_on_run(run, item.payload, snapshot_source)
+            touched_runs[run.id] = run
+        result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)
+        if tool_effects:
+            touched_runs.update({run.id: run for run in runs.values()})
+        for run in touched_runs.values():
+            run.save()
+        refresh_conversations({run.conversation for run in touched_runs.values()}, list(touched_runs.values()))
+    return result
+
+
+def _note_snapshot_on_run(run: Run, payload: SnapshotPayload, source: str) -> None:
+    """The latest snapshot decides the run's state; one client-supplied snapshot taints the whole run."""
+    if source == Source.CLIENT:
+        run.source = Source.CLIENT
+    if payload.agent and not run.agent_name:
+        run.agent_name = payload.agent
+    run.finished_at = None
+    if payload.state == "interrupted":
+        run.state = RunState.INTERRUPTED
+    elif _is_final(payload.messages):
+        run.state = RunState.COMPLETE
+        run.finished_at = max((m.timestamp for m in payload.messages if m.timestamp), default=timezone.now())
+    else:
+        run.state = RunState.RUNNING

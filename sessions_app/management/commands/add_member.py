@@ -1,0 +1,42 @@
+import getpass
+import sys
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from sessions_app.models import Membership, Role, Tenant
+
+
+class Command(BaseCommand):
+    help = "Add a user to a tenant with a role (creating the user if needed)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--user", required=True)
+        parser.add_argument("--role", required=True, choices=Role.values)
+        parser.add_argument("--password-stdin", action="store_true", help="Read the new user's password from stdin.")
+
+    def handle(self, *args, tenant: str, user: str, role: str, password_stdin: bool, **options):
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise CommandError(f"No tenant {tenant!r}.")
+        user_model = get_user_model()
+        existing = user_model.objects.filter(username=user).first()
+        password = None
+        if existing is None:
+            if password_stdin:
+                password = sys.stdin.readline().rstrip("\n")
+            else:
+                password = getpass.getpass(f"Password for {user}: ")
+            try:
+                validate_password(password, user_model(username=user))
+            except ValidationError as error:
+                raise CommandError("Password rejected: " + " ".join(error.messages)) from None
+        with transaction.atomic():
+            if existing is None:
+                existing = user_model.objects.create_user(username=user, password=password)
+            Membership.objects.update_or_create(tenant=found, user=existing, defaults={"role": role})
+        self.stdout.write(f"{user} is {role} of {tenant}.")

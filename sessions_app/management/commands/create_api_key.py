@@ -1,0 +1,21 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions_app.api_keys import create_api_key
+from sessions_app.models import Tenant
+
+
+class Command(BaseCommand):
+    help = "Create an API key for a tenant and print it once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--kind", required=True, choices=["server", "client"])
+        parser.add_argument("--label", default="")
+
+    def handle(self, *args, tenant: str, kind: str, label: str, **options):
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise CommandError(f"No tenant {tenant!r}.")
+        _, raw_key = create_api_key(found, kind, label)
+        self.stderr.write(f"Created a {kind} key for {tenant}. It is shown once; store it now.")
+        self.stdout.write(raw_key)

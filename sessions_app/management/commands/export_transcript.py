@@ -1,0 +1,24 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions_app.export import FORMATS, export_conversation
+from sessions_app.models import Conversation, Tenant
+from sessions_app.tenancy import scoped
+
+
+class Command(BaseCommand):
+    help = "Write a conversation's recovered transcript to stdout."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--conversation", required=True)
+        parser.add_argument("--format", choices=FORMATS, default="json")
+
+    def handle(self, *args, tenant: str, conversation: str, format: str, **options):
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise CommandError(f"No tenant {tenant!r}.")
+        target = scoped(Conversation, found).filter(external_id=conversation).first()
+        if target is None:
+            raise CommandError(f"No conversation {conversation!r} in tenant {tenant!r}.")
+        for chunk in export_conversation(target, format):
+            self.stdout.write(chunk, ending="")

@@ -1,0 +1,43 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions_app.importers import read_import_file
+from sessions_app.ingestion import IngestError, ingest_snapshots
+from sessions_app.models import Source, Tenant
+
+
+class Command(BaseCommand):
+    help = (
+        "Import pydantic-ai-harness SqliteStepStore databases, .json message lists or API-shaped objects, and "
+        ".jsonl files of API-shaped objects. Each file is one transaction; importing twice changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--source", choices=Source.values, default=Source.SERVER,
+                            help="Authority of the history: 'client' marks it untrusted.")
+        parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+
+    def handle(self, *args, tenant: str, source: str, paths: list[Path], **options):
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise CommandError(f"No tenant {tenant!r}.")
+        failures = 0
+        for path in paths:
+            try:
+                batch = read_import_file(path)
+                result = ingest_snapshots(
+                    found, batch.snapshots, source=source, via="import", tool_effects=batch.tool_effects
+                )
+            except IngestError as error:
+                failures += 1
+                self.stderr.write(f"{path}: nothing imported: {error.message}")
+                continue
+            self.stdout.write(
+                f"{path}: {len(result.conversations)} conversation(s), {len(result.runs)} run(s), "
+                f"{len(result.created)} new snapshot(s), {len(result.repeated)} already present, "
+                f"{result.new_messages} new distinct message(s), {result.tool_effects} tool-effect record(s)."
+            )
+        if failures:
+            raise CommandError(f"{failures} of {len(paths)} file(s) failed; they changed nothing.")
