@@ -1,14 +1,176 @@
 """Search index maintenance, called inside the transaction that changes a transcript.
 
-(Filled in by the search issue; until then the transcript is stored without an index.)
+`entries_added` / `entries_removed` are the lead's hooks in sessions_app.store (same transaction as the
+TranscriptEntry rows they follow, so the index never lags the transcript). `reindex_conversation` and
+`reconcile_pending` are the reconciliation: conversations stored before the index existed (migration 0003
+marks them) or marked with `mark_pending` (e.g. a rewound branch) are rebuilt by `manage.py reindex --pending`,
+which a scheduler runs; meanwhile searches over them answer `indexing: true`.
+
+What is indexed: the text of each transcript message (user, assistant, tool calls, tool results, system),
+rendered without reasoning, media, and the search tools' own calls and results, so past searches never crowd
+out what they were looking for. Summary artifacts are not transcript messages and are not indexed.
 """
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Sum
+from django.utils import timezone
+
+from search_app.models import ConversationIndex, SearchDocument
+from search_app.tokenize import index_terms
+from sessions_app.models import Run, StoredMessage, TranscriptEntry
+from sessions_app.rendering import message_text
+from sessions_app.serialization import load_message
+
+SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
+_CHUNK = 2000
 
 
-def entries_added(entries: Sequence) -> None:
+def skipped_tools() -> tuple[str, ...]:
+    """Tools whose calls and results are never indexed: ours, plus any a deployment adds in settings."""
+    return SEARCH_TOOL_NAMES + tuple(getattr(settings, "SESSIONDESK_SEARCH_SKIP_TOOLS", ()))
+
+
+def indexed_text(data: str) -> str:
+    """The searchable text of one stored message (ModelMessage JSON)."""
+    return message_text(load_message(data), skip_tools=skipped_tools())
+
+
+def _documents(entries: Sequence[TranscriptEntry]) -> list[SearchDocument]:
+    entries = [entry for entry in entries if not entry.summary_artifact]
+    if not entries:
+        return []
+    data = dict(StoredMessage.objects.filter(id__in={e.message_id for e in entries}).values_list("id", "data"))
+    agents = dict(Run.objects.filter(id__in={e.run_id for e in entries}).values_list("id", "agent_name"))
+    documents = []
+    for entry in entries:
+        terms = index_terms(indexed_text(data[entry.message_id]))
+        if not terms:
+            continue
+        documents.append(
+            SearchDocument(
+                entry_id=entry.id,
+                tenant_id=entry.tenant_id,
+                conversation_id=entry.conversation_id,
+                run_id=entry.run_id,
+                agent_name=agents.get(entry.run_id, ""),
+                position=entry.position,
+                role=entry.role,
+                timestamp=entry.timestamp,
+                length=len(terms),
+                terms=" ".join(terms),
+            )
+        )
+    return documents
+
+
+def _adjust_statistics(changes: dict[tuple[int, int], tuple[int, int]], sign: int) -> None:
+    """Add (or remove) documents and lengths per conversation: one UPDATE per conversation, not per row."""
+    if not changes:
+        return
+    ConversationIndex.objects.bulk_create(
+        [ConversationIndex(conversation_id=cid, tenant_id=tid) for cid, tid in changes],
+        ignore_conflicts=True,
+    )
+    now = timezone.now()
+    for (conversation_id, _tenant_id), (documents, length) in sorted(changes.items()):
+        ConversationIndex.objects.filter(conversation_id=conversation_id).update(
+            documents=F("documents") + sign * documents,
+            total_length=F("total_length") + sign * length,
+            indexed_at=now,
+        )
+
+
+def entries_added(entries: Sequence[TranscriptEntry]) -> None:
     """Index new transcript entries (same transaction as their insert)."""
+    documents = _documents(list(entries))
+    SearchDocument.objects.bulk_create(documents, batch_size=500)
+    changes: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    for document in documents:
+        change = changes[(document.conversation_id, document.tenant_id)]
+        change[0] += 1
+        change[1] += document.length
+    _adjust_statistics({key: (n, length) for key, (n, length) in changes.items()}, +1)
 
 
 def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
     """Drop index entries of transcript entries about to be deleted (same transaction)."""
+    ids = list(entry_ids)
+    changes: dict[tuple[int, int], tuple[int, int]] = {}
+    for start in range(0, len(ids), _CHUNK):
+        documents = SearchDocument.objects.filter(tenant_id=tenant_id, entry_id__in=ids[start : start + _CHUNK])
+        for row in documents.values("conversation_id").annotate(n=Count("entry_id"), length=Sum("length")):
+            key = (row["conversation_id"], tenant_id)
+            before = changes.get(key, (0, 0))
+            changes[key] = (before[0] + row["n"], before[1] + row["length"])
+        documents.delete()
+    _adjust_statistics(changes, -1)
+
+
+def mark_pending(conversation_ids: Iterable[int]) -> int:
+    """Queue conversations for the background reconciliation (their searches say `indexing: true`)."""
+    ids = list(conversation_ids)
+    from sessions_app.models import Conversation
+
+    rows = list(Conversation.objects.filter(id__in=ids).values_list("id", "tenant_id"))
+    ConversationIndex.objects.bulk_create(
+        [ConversationIndex(conversation_id=cid, tenant_id=tid) for cid, tid in rows], ignore_conflicts=True
+    )
+    return ConversationIndex.objects.filter(conversation_id__in=[cid for cid, _ in rows]).update(pending=True)
+
+
+def reindex_conversation(conversation_id: int) -> int:
+    """Rebuild one conversation's documents and statistics from its transcript; returns documents indexed."""
+    with transaction.atomic():
+        entries = TranscriptEntry.objects.filter(conversation_id=conversation_id, summary_artifact=False)
+        tenant_id = entries.values_list("tenant_id", flat=True).first()
+        SearchDocument.objects.filter(conversation_id=conversation_id).delete()
+        documents: list[SearchDocument] = []
+        batch: list[TranscriptEntry] = []
+        for entry in entries.order_by("position").iterator(chunk_size=_CHUNK):
+            batch.append(entry)
+            if len(batch) == _CHUNK:
+                documents.extend(_documents(batch))
+                batch = []
+        documents.extend(_documents(batch))
+        SearchDocument.objects.bulk_create(documents, batch_size=500)
+        stats = {"documents": len(documents), "total_length": sum(d.length for d in documents)}
+        if tenant_id is None:
+            ConversationIndex.objects.filter(conversation_id=conversation_id).delete()
+        else:
+            ConversationIndex.objects.update_or_create(
+                conversation_id=conversation_id,
+                defaults={**stats, "tenant_id": tenant_id, "pending": False, "indexed_at": timezone.now()},
+            )
+    return len(documents)
+
+
+def reconcile_pending(tenant_ids: Sequence[int] | None = None, limit: int | None = None) -> tuple[int, int]:
+    """The background pass: rebuild every pending conversation (of `tenant_ids`); (conversations, documents)."""
+    pending = ConversationIndex.objects.filter(pending=True)
+    if tenant_ids is not None:
+        pending = pending.filter(tenant_id__in=tenant_ids)
+    ids = list(pending.order_by("conversation_id").values_list("conversation_id", flat=True)[:limit])
+    documents = sum(reindex_conversation(cid) for cid in ids)
+    return len(ids), documents
+
+
+def reindex_all(tenant_ids: Sequence[int] | None = None) -> tuple[int, int]:
+    """Rebuild every conversation that has a transcript (of `tenant_ids`); (conversations, documents)."""
+    entries = TranscriptEntry.objects.all()
+    if tenant_ids is not None:
+        entries = entries.filter(tenant_id__in=tenant_ids)
+    ids = sorted(set(entries.values_list("conversation_id", flat=True).distinct()))
+    documents = sum(reindex_conversation(cid) for cid in ids)
+    return len(ids), documents
+
+
+def pending_in(tenant_ids: Sequence[int], conversation_id: int | None = None) -> bool:
+    """Whether a reconciliation is pending anywhere in the scope."""
+    pending = ConversationIndex.objects.filter(tenant_id__in=tenant_ids, pending=True)
+    if conversation_id is not None:
+        pending = pending.filter(conversation_id=conversation_id)
+    return pending.exists()

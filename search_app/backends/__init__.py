@@ -1,0 +1,19 @@
+"""The full-text backend for the database in use: PostgreSQL (tsvector + GIN) or SQLite (FTS5)."""
+
+from django.db import connection
+
+from search_app.backends.base import Candidate, Lookup, Scope, SearchBackend
+
+__all__ = ["Candidate", "Lookup", "Scope", "SearchBackend", "backend_for_connection"]
+
+
+def backend_for_connection() -> SearchBackend:
+    if connection.vendor == "postgresql":
+        from search_app.backends.postgres import PostgresBackend
+
+        return PostgresBackend()
+    if connection.vendor == "sqlite":
+        from search_app.backends.sqlite import SqliteBackend
+
+        return SqliteBackend()
+    raise NotImplementedError(f"Search has no backend for the {connection.vendor} database")

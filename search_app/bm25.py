@@ -1,0 +1,168 @@
+"""Exact BM25 with Lucene's formula, over candidate documents and the statistics of the searched scope. Pure.
+
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    score(t, d) = idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl))
+
+N, avgdl: documents and mean length (in index terms) of the scope searched (a conversation, a run, a tenant, a
+set of tenants), not of the whole store and not of the candidates. df counts the scope's documents holding
+the term; the candidates are every document of the scope holding any query term, so counting them is exact.
+As in Lucene, a phrase scores with the sum of its terms' idf and its own frequency in the document, and a
+prefix scores as the BM25 sum of the indexed terms it expands to (Lucene's scoring-boolean rewrite).
+Lucene stores document lengths in one lossy byte; we keep them exact (as bm25s's "lucene" method does), so
+scores are the formula's, not an approximation of it.
+"""
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from search_app.query import Clause, ParsedQuery, Phrase, Prefix, Term
+from search_app.tokenize import base_stream
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Params:
+    k1: float = 1.2
+    b: float = 0.75
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.k1) or self.k1 < 0:
+            raise ValueError(f"BM25 k1 must be a non-negative finite number, got {self.k1!r}")
+        if not 0.0 <= self.b <= 1.0:
+            raise ValueError(f"BM25 b must be between 0 and 1, got {self.b!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStats:
+    documents: int
+    total_length: int
+
+    @property
+    def average_length(self) -> float:
+        return self.total_length / self.documents if self.documents else 0.0
+
+
+@dataclass(slots=True)
+class Document:
+    """A candidate: its key and its index terms in order."""
+
+    key: int
+    terms: Sequence[str]
+    _counts: Counter | None = field(default=None, repr=False)
+    _base: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def counts(self) -> Counter:
+        if self._counts is None:
+            self._counts = Counter(self.terms)
+        return self._counts
+
+    @property
+    def base(self) -> list[str]:
+        if self._base is None:
+            self._base = base_stream(list(self.terms))
+        return self._base
+
+
+def idf(df: int, documents: int) -> float:
+    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+
+
+def tf_norm(tf: int, length: int, average_length: float, params: Bm25Params) -> float:
+    if tf <= 0:
+        return 0.0
+    relative = length / average_length if average_length > 0 else 0.0
+    return tf / (tf + params.k1 * (1.0 - params.b + params.b * relative))
+
+
+def phrase_frequency(base: Sequence[str], phrase: Sequence[str]) -> int:
+    """How often `phrase` occurs in `base` as consecutive terms (occurrences may overlap)."""
+    n = len(phrase)
+    if n == 0 or n > len(base):
+        return 0
+    first = phrase[0]
+    return sum(1 for i in range(len(base) - n + 1) if base[i] == first and list(base[i : i + n]) == list(phrase))
+
+
+def _clause_present(clause: Clause, doc: Document) -> bool:
+    if isinstance(clause, Term):
+        return clause.term in doc.counts
+    if isinstance(clause, Prefix):
+        return any(term.startswith(clause.prefix) for term in doc.counts)
+    return all(term in doc.counts for term in clause.terms) and phrase_frequency(doc.base, clause.terms) > 0
+
+
+def excluded(query: ParsedQuery, doc: Document) -> bool:
+    return any(_clause_present(clause, doc) for clause in query.must_not)
+
+
+def _wanted_terms(query: ParsedQuery) -> tuple[set[str], tuple[str, ...]]:
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    for clause in query.should:
+        if isinstance(clause, Term):
+            exact.add(clause.term)
+        elif isinstance(clause, Phrase):
+            exact.update(clause.terms)
+        else:
+            prefixes.append(clause.prefix)
+    return exact, tuple(prefixes)
+
+
+def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[str, int]:
+    """df of every query term and prefix expansion, counted over `docs`."""
+    exact, prefixes = _wanted_terms(query)
+    df: Counter = Counter()
+    for doc in docs:
+        for term in doc.counts:
+            if term in exact or (prefixes and term.startswith(prefixes)):
+                df[term] += 1
+    return dict(df)
+
+
+def score(query: ParsedQuery, doc: Document, df: dict[str, int], stats: ScopeStats, params: Bm25Params) -> float:
+    """The document's BM25 score for the query's positive clauses; 0.0 when none matches."""
+    n, avgdl, length = stats.documents, stats.average_length, len(doc.terms)
+    total = 0.0
+    for clause in query.should:
+        if isinstance(clause, Term):
+            tf = doc.counts.get(clause.term, 0)
+            if tf:
+                total += idf(df[clause.term], n) * tf_norm(tf, length, avgdl, params)
+        elif isinstance(clause, Phrase):
+            if all(term in doc.counts for term in clause.terms):
+                freq = phrase_frequency(doc.base, clause.terms)
+                if freq:
+                    weight = sum(idf(df[term], n) for term in clause.terms)
+                    total += weight * tf_norm(freq, length, avgdl, params)
+        else:
+            for term, tf in doc.counts.items():
+                if term.startswith(clause.prefix):
+                    total += idf(df[term], n) * tf_norm(tf, length, avgdl, params)
+    return total
+
+
+def rank(
+    query: ParsedQuery,
+    candidates: Sequence[Document],
+    stats: ScopeStats,
+    params: Bm25Params,
+    *,
+    visible: Callable[[int], bool] = lambda key: True,
+) -> list[tuple[int, float]]:
+    """`(key, score)` of every visible, non-excluded matching candidate, best first (ties by key).
+
+    Statistics come from all candidates; `visible` (filters, permissions) and exclusions only remove hits
+    afterwards, so what a caller may not see never changes the scores of what it may.
+    """
+    df = document_frequencies(query, candidates)
+    ranked: list[tuple[int, float]] = []
+    for doc in candidates:
+        if not visible(doc.key) or excluded(query, doc):
+            continue
+        value = score(query, doc, df, stats, params)
+        if value > 0.0:
+            ranked.append((doc.key, value))
+    ranked.sort(key=lambda item: (-item[1], item[0]))
+    return ranked

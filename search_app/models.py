@@ -1,0 +1,58 @@
+"""The search index: one document per indexed transcript entry, and per-conversation statistics.
+
+The full-text structure itself is backend-specific and created by migration 0002 with SQL this app owns:
+PostgreSQL keeps a generated `tsv` column with a GIN index on (tenant_id, tsv); SQLite keeps an FTS5 table
+whose rows follow this table through triggers. Both index the same `terms` (search_app.tokenize).
+"""
+
+from django.db import models
+
+from sessions_app.models import Conversation, Run, Tenant, TranscriptEntry
+
+
+class SearchDocument(models.Model):
+    """One searchable message: its provenance, its index terms and their count (BM25 document length)."""
+
+    entry = models.OneToOneField(TranscriptEntry, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+", db_index=False)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
+    agent_name = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField()
+    role = models.CharField(max_length=16)
+    timestamp = models.DateTimeField(null=True, blank=True)
+    length = models.PositiveIntegerField(help_text="Number of index terms: the BM25 document length.")
+    terms = models.TextField(help_text="Index terms in order, joined by single spaces.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "conversation", "position"], name="searchdoc_tenant_conv"),
+            models.Index(fields=["tenant", "run"], name="searchdoc_tenant_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"search document for entry {self.entry_id}"
+
+
+class ConversationIndex(models.Model):
+    """Per-conversation document count and total length; a tenant's statistics are the sum of its rows.
+
+    One row per conversation (not per tenant) so concurrent writers of different conversations never wait
+    on each other, and summing a tenant's rows stays cheap (one row per conversation, not per message).
+    `pending` marks a conversation whose index the background reconciliation must rebuild.
+    """
+
+    conversation = models.OneToOneField(
+        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    documents = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+    pending = models.BooleanField(default=False)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "pending"], name="convindex_tenant_pending")]
+
+    def __str__(self) -> str:
+        return f"index statistics of conversation {self.conversation_id}"

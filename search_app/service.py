@@ -1,0 +1,356 @@
+"""Search and read-in-context: the one service every interface calls (API, CLI, agent tools, dashboard).
+
+Order of work in `run_search`: validate everything, resolve the scope (what the caller may see; anything
+outside it answers exactly like something that does not exist), take BM25 statistics over that scope, read
+candidates from the full-text index, apply filters and exclusions, rank exactly, cut to the limit, and only then
+load, redact and snippet the hits that are returned. Visibility is decided before any limit applies.
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Count, Sum
+
+from search_app import bm25
+from search_app.backends import Lookup, Scope, backend_for_connection
+from search_app.index import pending_in
+from search_app.models import ConversationIndex, SearchDocument
+from search_app.query import ParsedQuery, QueryError, parse_query
+from search_app.redaction import compile_rules, redact
+from search_app.snippets import make_snippet
+from sessions_app.models import Conversation, MessageRole, Run, Tenant, TranscriptEntry
+from sessions_app.tenancy import scoped
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 25
+MAX_RESPONSE_BYTES = 32 * 1024
+MAX_CONTEXT_SIDE = 25
+MAX_CONTEXT_MESSAGE_CHARS = 4000
+SCOPES = ("conversation", "run", "tenant", "tenants")
+
+NEEDS_CONVERSATION = (
+    "Conversation-scoped search needs a conversation id, and none was given, so nothing was searched. "
+    "Pass the conversation id (an agent run's `conversation_id`), or ask for a wider scope you are allowed to see."
+)
+NEEDS_RUN = "Run-scoped search needs a run id, and none was given, so nothing was searched."
+
+
+class SearchError(ValueError):
+    """Bad input to a search or a context read: the message names the problem. Nothing was searched."""
+
+
+class NotFound(LookupError):
+    """The conversation or run does not exist for this caller (missing and out of scope read the same)."""
+
+
+def no_history_for_run(run_id: str) -> str:
+    return f"No persisted history for run '{run_id}'."
+
+
+def no_history_for_conversation(conversation_id: str) -> str:
+    return f"No persisted history for conversation '{conversation_id}'."
+
+
+def bm25_params() -> bm25.Bm25Params:
+    return bm25.Bm25Params(
+        k1=float(getattr(settings, "SESSIONDESK_SEARCH_BM25_K1", 1.2)),
+        b=float(getattr(settings, "SESSIONDESK_SEARCH_BM25_B", 0.75)),
+    )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    entry_id: int
+    tenant: str
+    conversation_pk: int
+    conversation_id: str
+    run_id: str
+    agent: str
+    position: int
+    role: str
+    timestamp: datetime | None
+    score: float
+    snippet: str
+    snippet_html: str
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["timestamp"] = self.timestamp.isoformat() if self.timestamp else None
+        return data
+
+
+@dataclass
+class SearchResponse:
+    results: list[SearchHit] = field(default_factory=list)
+    indexing: bool = False
+    truncated: bool = False
+    message: str = ""
+    scope: str = "conversation"
+    total_matches: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "results": [hit.as_dict() for hit in self.results],
+            "indexing": self.indexing,
+            "truncated": self.truncated,
+            "message": self.message,
+            "scope": self.scope,
+            "total_matches": self.total_matches,
+        }
+
+
+def _encoded_size(data: dict) -> int:
+    return len(json.dumps(data, ensure_ascii=False).encode())
+
+
+def fit_response(response: SearchResponse, max_bytes: int = MAX_RESPONSE_BYTES) -> SearchResponse:
+    """Drop the lowest-ranked hits until the JSON response fits `max_bytes`, saying so with `truncated`."""
+    while response.results and _encoded_size(response.as_dict()) > max_bytes:
+        response.results.pop()
+        response.truncated = True
+    return response
+
+
+def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -> tuple[ParsedQuery, int]:
+    if not isinstance(query, str):
+        raise SearchError("The query must be text.")
+    try:
+        parsed = parse_query(query)
+    except QueryError as error:
+        raise SearchError(str(error)) from None
+    if scope not in SCOPES:
+        raise SearchError(f"Unknown scope {scope!r}: use one of {', '.join(SCOPES)}.")
+    if limit is None:
+        limit = DEFAULT_LIMIT
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise SearchError(f"The limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
+    unknown = sorted(set(roles) - set(MessageRole.values))
+    if unknown:
+        raise SearchError(f"Unknown role {unknown[0]!r}: use one of {', '.join(MessageRole.values)}.")
+    return parsed, limit
+
+
+def _statistics(scope: Scope) -> bm25.ScopeStats:
+    if scope.run_pk is not None:
+        row = SearchDocument.objects.filter(scope.as_q()).aggregate(n=Count("entry_id"), length=Sum("length"))
+        return bm25.ScopeStats(row["n"] or 0, row["length"] or 0)
+    rows = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids)
+    if scope.conversation_pk is not None:
+        rows = rows.filter(conversation_id=scope.conversation_pk)
+    row = rows.aggregate(n=Sum("documents"), length=Sum("total_length"))
+    return bm25.ScopeStats(row["n"] or 0, row["length"] or 0)
+
+
+def _rules_by_tenant(tenants: Sequence[Tenant]) -> dict[int, tuple]:
+    rules = {}
+    for tenant in tenants:
+        try:
+            rules[tenant.id] = compile_rules(tenant.redaction_patterns or [])
+        except ValueError as error:
+            # Fail closed: without the tenant's own rules nothing of its text may be shown.
+            raise SearchError(f"Tenant {tenant.slug!r} has an unusable redaction pattern: {error}") from None
+    return rules
+
+
+def run_search(
+    *,
+    tenant: Tenant,
+    query: str,
+    scope: str = "conversation",
+    conversation_id: str | None = None,
+    run_id: str | None = None,
+    roles: Sequence[str] = (),
+    agent: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int | None = None,
+    tenants: Sequence[Tenant] | None = None,
+) -> SearchResponse:
+    """Ranked hits for `query` within what the caller may see; raises `SearchError` for bad input.
+
+    `tenant` is the caller's current tenant. `scope="tenants"` searches every tenant in `tenants` (the caller's
+    own, as decided by the caller's permissions) and must include `tenant`.
+    """
+    parsed, limit = _validate(query, scope, limit, roles)
+    searchable = [tenant]
+    if scope == "tenants":
+        if not tenants or tenant.id not in {t.id for t in tenants}:
+            raise SearchError("Searching several tenants needs the list of tenants the caller belongs to.")
+        searchable = list({t.id: t for t in tenants}.values())
+    tenant_ids = tuple(t.id for t in searchable)
+    response = SearchResponse(scope=scope)
+
+    conversation_pk = run_pk = None
+    if scope == "conversation":
+        if not conversation_id:
+            response.message = NEEDS_CONVERSATION
+            return response
+        conversation_pk = (
+            scoped(Conversation, tenant).filter(external_id=conversation_id).values_list("id", flat=True).first()
+        )
+        if conversation_pk is None:
+            response.message = no_history_for_conversation(conversation_id)
+            return response
+    if scope == "run" and not run_id:
+        response.message = NEEDS_RUN
+        return response
+    if run_id:
+        runs = Run.objects.filter(tenant_id__in=tenant_ids, run_id=run_id)
+        if conversation_pk is not None:
+            runs = runs.filter(conversation_id=conversation_pk)
+        run_pk = runs.values_list("id", flat=True).first()
+        if run_pk is None:
+            response.message = no_history_for_run(run_id)
+            return response
+
+    search_scope = Scope(tenant_ids=tenant_ids, conversation_pk=conversation_pk, run_pk=run_pk)
+    response.indexing = pending_in(tenant_ids, conversation_pk)
+    stats = _statistics(search_scope)
+    candidates = backend_for_connection().candidates(search_scope, Lookup.of(parsed.should))
+    by_key = {candidate.entry_id: candidate for candidate in candidates}
+
+    def visible(key: int) -> bool:
+        candidate = by_key[key]
+        if roles and candidate.role not in roles:
+            return False
+        if agent is not None and candidate.agent_name != agent:
+            return False
+        if since is not None and (candidate.timestamp is None or candidate.timestamp < since):
+            return False
+        return not (until is not None and (candidate.timestamp is None or candidate.timestamp >= until))
+
+    documents = [bm25.Document(candidate.entry_id, candidate.terms) for candidate in candidates]
+    ranked = bm25.rank(parsed, documents, stats, bm25_params(), visible=visible)
+    response.total_matches = len(ranked)
+    response.results = _hits(ranked[:limit], by_key, parsed, searchable)
+    return fit_response(response)
+
+
+def _hits(ranked, by_key, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:
+    if not ranked:
+        return []
+    ids = [key for key, _ in ranked]
+    texts = dict(TranscriptEntry.objects.filter(id__in=ids).values_list("id", "text"))
+    conversations = dict(
+        Conversation.objects.filter(id__in={by_key[k].conversation_pk for k in ids}).values_list("id", "external_id")
+    )
+    runs = dict(Run.objects.filter(id__in={by_key[k].run_pk for k in ids}).values_list("id", "run_id"))
+    rules = _rules_by_tenant(tenants)
+    slugs = {t.id: t.slug for t in tenants}
+    hits = []
+    for key, value in ranked:
+        candidate = by_key[key]
+        snippet = make_snippet(redact(texts.get(key, ""), rules[candidate.tenant_id]), parsed)
+        hits.append(
+            SearchHit(
+                entry_id=key,
+                tenant=slugs[candidate.tenant_id],
+                conversation_pk=candidate.conversation_pk,
+                conversation_id=conversations[candidate.conversation_pk],
+                run_id=runs[candidate.run_pk],
+                agent=candidate.agent_name,
+                position=candidate.position,
+                role=candidate.role,
+                timestamp=candidate.timestamp,
+                score=value,
+                snippet=snippet.text,
+                snippet_html=snippet.html,
+            )
+        )
+    return hits
+
+
+@dataclass(frozen=True)
+class ContextMessage:
+    position: int
+    run_id: str
+    role: str
+    timestamp: datetime | None
+    text: str
+    cut: bool
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["timestamp"] = self.timestamp.isoformat() if self.timestamp else None
+        return data
+
+
+@dataclass
+class ContextWindow:
+    conversation_id: str
+    around: int
+    messages: list[ContextMessage]
+    truncated: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "conversation_id": self.conversation_id,
+            "around": self.around,
+            "messages": [m.as_dict() for m in self.messages],
+            "truncated": self.truncated,
+        }
+
+
+def _side(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONTEXT_SIDE:
+        raise SearchError(f"'{name}' must be a whole number from 0 to {MAX_CONTEXT_SIDE}, got {value!r}.")
+    return value
+
+
+def read_context(
+    *,
+    tenant: Tenant,
+    position: int,
+    before: int = 5,
+    after: int = 5,
+    conversation_id: str | None = None,
+    run_id: str | None = None,
+    within_conversation: str | None = None,
+) -> ContextWindow:
+    """The message at `position` of a conversation (named directly, or through one of its runs) with the
+    `before` messages preceding it and `after` following it, redacted; `NotFound` when it is not the caller's.
+
+    `within_conversation` confines a run lookup to one conversation (an agent in conversation scope).
+    """
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise SearchError(f"'position' must be a whole number from 0, got {position!r}.")
+    before, after = _side("before", before), _side("after", after)
+    if run_id is not None:
+        runs = scoped(Run, tenant).filter(run_id=run_id)
+        if within_conversation is not None:
+            runs = runs.filter(conversation__external_id=within_conversation)
+        run = runs.select_related("conversation").first()
+        if run is None:
+            raise NotFound(no_history_for_run(run_id))
+        conversation = run.conversation
+    elif conversation_id is not None:
+        conversation = scoped(Conversation, tenant).filter(external_id=conversation_id).first()
+        if conversation is None:
+            raise NotFound(no_history_for_conversation(conversation_id))
+    else:
+        raise SearchError("Reading context needs a conversation id or a run id.")
+    entries = (
+        scoped(TranscriptEntry, tenant)
+        .filter(conversation=conversation, summary_artifact=False, position__gte=position - before)
+        .filter(position__lte=position + after)
+        .order_by("position")
+        .values_list("position", "run__run_id", "role", "timestamp", "text")
+    )
+    rules = compile_rules(tenant.redaction_patterns or [])
+    messages = []
+    for entry_position, entry_run, role, timestamp, text in entries:
+        shown = redact(text, rules)
+        cut = len(shown) > MAX_CONTEXT_MESSAGE_CHARS
+        messages.append(
+            ContextMessage(entry_position, entry_run, role, timestamp, shown[:MAX_CONTEXT_MESSAGE_CHARS], cut)
+        )
+    window = ContextWindow(conversation.external_id, position, messages)
+    # Over the size cap, drop the messages farthest from the hit first.
+    while len(window.messages) > 1 and _encoded_size(window.as_dict()) > MAX_RESPONSE_BYTES:
+        farthest = max(window.messages, key=lambda m: abs(m.position - position))
+        window.messages.remove(farthest)
+        window.truncated = True
+    return window
