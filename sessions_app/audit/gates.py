@@ -621,9 +621,13 @@ class GateReport:
         return {"verdict": self.verdict, "findings": [f.as_dict() for f in self.findings]}
 
 
-def run_gates(ctx: AuditContext) -> GateReport:
-    """Run all six gates over the stored history in `ctx`; keep every finding, graver ones first."""
-    messages = load_history(ctx.stored_messages)
+def run_gates(ctx: AuditContext, messages: Sequence[ModelMessage] | None = None) -> GateReport:
+    """Run all six gates over the stored history in `ctx`; keep every finding, graver ones first.
+
+    `messages` may pass in `load_history(ctx.stored_messages)` when the caller already loaded it.
+    """
+    if messages is None:
+        messages = load_history(ctx.stored_messages)
     findings = [finding for gate in GATE_FUNCTIONS for finding in gate(messages, ctx)]
     findings.sort(key=lambda f: v.verdict_rank(f.code))
     return GateReport(verdict=v.decide_verdict(f.code for f in findings), findings=tuple(findings))

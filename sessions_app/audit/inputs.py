@@ -76,7 +76,9 @@ def parse_receipt(data: object) -> ReceiptInput:
     body = _object(data, "receipt")
     evidence = _text(body, "evidence", max_length=16)
     if evidence not in gates.EVIDENCE_LEVELS:
-        raise AuditInputError(f"'evidence' must be one of {', '.join(gates.EVIDENCE_LEVELS)}, got {evidence!r}.")
+        raise AuditInputError(
+            f"'evidence' must be one of {', '.join(gates.EVIDENCE_LEVELS)}, got {evidence!r}."
+        )
     return ReceiptInput(
         run_id=_text(body, "run_id", max_length=200),
         effect=_text(body, "effect", max_length=200),
@@ -128,8 +130,10 @@ def parse_prompt_contract(agent_name: str, data: object) -> ContractInput:
     if kind == gates.CONTRACT_HASH:
         value = _text(body, "value", max_length=64).lower()
         if not HEX_SHA256.fullmatch(value):
-            raise AuditInputError("A 'hash' contract's 'value' must be the 64-character hex SHA-256 of the prompt.")
+            raise AuditInputError(
+                "A 'hash' contract's 'value' must be the 64-character hex SHA-256 of the prompt."
+            )
         return ContractInput(agent_name=agent, kind=kind, value=value)
-    # A label is an identifier the prompt carries, not the prompt: keep it short so nobody stores a prompt here.
+    # A label is an identifier the prompt carries, not the prompt: short, so nobody stores a prompt here.
     value = _text(body, "value", max_length=120)
     return ContractInput(agent_name=agent, kind=kind, value=value)

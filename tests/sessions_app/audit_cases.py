@@ -55,7 +55,9 @@ def mailer_agent(system_prompt: str | None = SYSTEM_PROMPT) -> Agent:
     return agent
 
 
-def mailer_history(conversation_id: str = "conv-a", prompt: str = "Send the March invoice") -> list[ModelMessage]:
+def mailer_history(
+    conversation_id: str = "conv-a", prompt: str = "Send the March invoice"
+) -> list[ModelMessage]:
     """A complete run: system prompt, user prompt, a tool call, its result and a final answer."""
     return mailer_agent().run_sync(prompt, conversation_id=conversation_id).all_messages()
 
@@ -65,7 +67,9 @@ def history_without_system_prompt(conversation_id: str = "conv-a") -> list[Model
     stripped: list[ModelMessage] = []
     for message in mailer_history(conversation_id):
         if isinstance(message, ModelRequest):
-            message = replace(message, parts=[p for p in message.parts if not isinstance(p, SystemPromptPart)])
+            message = replace(
+                message, parts=[p for p in message.parts if not isinstance(p, SystemPromptPart)]
+            )
         stripped.append(message)
     return stripped
 
@@ -91,7 +95,9 @@ def mixed_conversation_history() -> list[ModelMessage]:
 
 
 def _card_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[ToolCallPart("charge_card", {"amount_cents": CARD_AMOUNT}, tool_call_id=CARD_CALL_ID)])
+    return ModelResponse(
+        parts=[ToolCallPart("charge_card", {"amount_cents": CARD_AMOUNT}, tool_call_id=CARD_CALL_ID)]
+    )
 
 
 def interrupted_history(conversation_id: str = "conv-a") -> list[ModelMessage]:
@@ -119,3 +125,25 @@ def interrupted_history(conversation_id: str = "conv-a") -> list[ModelMessage]:
         return snapshot.messages
 
     return asyncio.run(crash_and_read())
+
+
+def context_for(messages: list[ModelMessage], **overrides):
+    """An AuditContext for `messages` that passes every gate unless `overrides` say otherwise."""
+    from datetime import UTC, datetime
+
+    from sessions_app.audit import gates
+    from sessions_app.audit.digests import prompt_sha256
+
+    conversation_id = next((m.conversation_id for m in reversed(messages) if m.conversation_id), "conv-a")
+    values = {
+        "run_id": "run-1",
+        "conversation_id": conversation_id,
+        "now": datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+        "stored_messages": gates.stored_form(messages),
+        "agent_name": "mailer",
+        "owned_conversation_ids": frozenset({conversation_id}),
+        "prompt_contract": gates.PromptContractFact(gates.CONTRACT_HASH, prompt_sha256(SYSTEM_PROMPT)),
+        "receipts": (gates.ReceiptFact("invoice-email-sent", gates.OUTCOME),),
+    }
+    values.update(overrides)
+    return gates.AuditContext(**values)

@@ -1,0 +1,438 @@
+"""Replay audit at the edges: load a run through `sessions_app.tenancy`, run the pure gates, store the
+verdict, append one audit event per new finding. Receipts, waits, prompt contracts and merges re-audit
+what they touch.
+
+Every function here is the one service for its use case; the API views, the management commands, ingestion
+and the dashboard all call these.
+"""
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from sessions_app.audit import gates
+from sessions_app.audit.digests import hash_resume_token
+from sessions_app.audit.inputs import (
+    AuditInputError,
+    parse_prompt_contract,
+    parse_receipt,
+    parse_wait,
+)
+from sessions_app.audit.verdict import verdict_rank
+from sessions_app.models import (
+    AuditEvent,
+    Conversation,
+    ConversationMerge,
+    PromptContract,
+    Receipt,
+    Run,
+    RunVerdict,
+    Snapshot,
+    SnapshotMessage,
+    StoredMessage,
+    Tenant,
+    ToolEffect,
+    Wait,
+)
+from sessions_app.tenancy import scoped
+
+
+class UnknownRun(AuditInputError):
+    """A run that does not exist in this tenant: answered exactly like one that does not exist anywhere."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"No run '{run_id[:200]}' in this tenant.", status=404)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    run_id: str
+    conversation_id: str
+    verdict: str
+    findings: list[dict[str, str]]
+    audited_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "conversation_id": self.conversation_id,
+            "verdict": self.verdict,
+            "findings": self.findings,
+            "audited_at": self.audited_at.isoformat(),
+        }
+
+
+# ---- auditing one run ----------------------------------------------------------------------------------
+
+
+def _stored_history(run: Run) -> tuple[str, ...]:
+    """The latest snapshot's messages as stored, complete or interrupted: the history a resume would load."""
+    snapshot = scoped(Snapshot, run.tenant).filter(run=run).order_by("-seq").first()
+    if snapshot is None:
+        return ()
+    refs = list(
+        SnapshotMessage.objects.filter(snapshot=snapshot)
+        .order_by("position")
+        .values_list("message_id", flat=True)
+    )
+    data = dict(scoped(StoredMessage, run.tenant).filter(id__in=set(refs)).values_list("id", "data"))
+    return tuple(data[ref] for ref in refs)
+
+
+def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list]:
+    """Everything the gates need about `run`, read only through this run's tenant."""
+    tenant = run.tenant
+    stored = _stored_history(run)
+    messages = gates.load_history(stored)
+    conversation_id = run.conversation.external_id
+    history_ids = {m.conversation_id for m in messages if m.conversation_id}
+
+    sources = {run.source, *scoped(Snapshot, tenant).filter(run=run).values_list("source", flat=True)}
+    parent_conversation_id = None
+    if run.parent_run_id:
+        parent = scoped(Run, tenant).filter(run_id=run.parent_run_id).select_related("conversation").first()
+        parent_conversation_id = parent.conversation.external_id if parent else None
+    contract = scoped(PromptContract, tenant).filter(agent_name=run.agent_name).first()
+    effects = dict(scoped(ToolEffect, tenant).filter(run=run).values_list("tool_call_id", "status"))
+
+    ctx = gates.AuditContext(
+        run_id=run.run_id,
+        conversation_id=conversation_id,
+        now=now,
+        stored_messages=stored,
+        agent_name=run.agent_name,
+        sources=frozenset(sources),
+        parent_run_id=run.parent_run_id,
+        parent_conversation_id=parent_conversation_id,
+        owned_conversation_ids=frozenset(
+            scoped(Conversation, tenant)
+            .filter(external_id__in=history_ids)
+            .values_list("external_id", flat=True)
+        ),
+        tenant_run_ids=frozenset(
+            scoped(Run, tenant)
+            .filter(run_id__in=history_ids | {conversation_id})
+            .values_list("run_id", flat=True)
+        ),
+        merged_conversation_ids=frozenset(
+            scoped(ConversationMerge, tenant)
+            .filter(conversation=run.conversation)
+            .values_list("merged_external_id", flat=True)
+        ),
+        prompt_contract=gates.PromptContractFact(contract.kind, contract.value) if contract else None,
+        # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
+        tool_effects=effects or None,
+        receipts=tuple(
+            gates.ReceiptFact(effect, evidence)
+            for effect, evidence in scoped(Receipt, tenant).filter(run=run).values_list("effect", "evidence")
+        ),
+        waits=tuple(
+            gates.WaitFact(owner, decision, deadline, resolved_at is not None)
+            for owner, decision, deadline, resolved_at in scoped(Wait, tenant)
+            .filter(run=run)
+            .values_list("owner", "decision", "deadline", "resolved_at")
+        ),
+    )
+    return ctx, messages
+
+
+def _record_findings(run: Run, findings: Iterable[gates.Finding], now: datetime) -> int:
+    """One audit event per finding, the first time it appears for this run; returns how many were new."""
+    by_key = {finding.key: finding for finding in findings}
+    if not by_key:
+        return 0
+    known = set(
+        scoped(AuditEvent, run.tenant)
+        .filter(run_id=run.run_id, finding_key__in=list(by_key))
+        .values_list("finding_key", flat=True)
+    )
+    new = [
+        AuditEvent(
+            tenant=run.tenant,
+            event_class=finding.event_class,
+            conversation_id=finding.conversation_id or run.conversation.external_id,
+            run_id=run.run_id,
+            tool_call_hash=finding.tool_call_hash,
+            observed_at=now,
+            finding_key=key,
+        )
+        for key, finding in by_key.items()
+        if key not in known
+    ]
+    # ignore_conflicts: a concurrent audit of the same run may have written the same finding a moment ago.
+    AuditEvent.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new)
+
+
+def _recheck_at(ctx: gates.AuditContext) -> datetime | None:
+    """A live wait turns into STUCK at its deadline with nothing else happening: audit again then."""
+    deadlines = [w.deadline for w in ctx.waits if not w.resolved and w.deadline > ctx.now]
+    return min(deadlines) if deadlines else None
+
+
+def audit_run(run: Run, *, now: datetime | None = None) -> AuditReport:
+    """Run the six gates on `run`'s latest snapshot, store the verdict, record new findings once.
+
+    Ingestion calls this after each stored snapshot, inside its transaction; receipts, waits, contracts and
+    merges call it for the runs they affect.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        ctx, messages = build_context(run, now)
+        result = gates.run_gates(ctx, messages)
+        findings = [finding.as_dict() for finding in result.findings]
+        RunVerdict.objects.update_or_create(
+            run=run,
+            defaults={
+                "tenant": run.tenant,
+                "verdict": result.verdict,
+                "findings": findings,
+                "repair_count": sum(1 for f in result.findings if f.gate == gates.TOOL_PAIRING),
+                "updated_at": now,
+                "recheck_at": _recheck_at(ctx),
+            },
+        )
+        _record_findings(run, result.findings, now)
+    return AuditReport(run.run_id, ctx.conversation_id, result.verdict, findings, now)
+
+
+def get_run(tenant: Tenant, run_id: str) -> Run:
+    run = scoped(Run, tenant).select_related("conversation", "tenant").filter(run_id=run_id).first()
+    if run is None:
+        raise UnknownRun(run_id)
+    return run
+
+
+def audit_report(run: Run, *, now: datetime | None = None) -> AuditReport:
+    """The stored verdict, audited afresh only when there is none yet or a wait's deadline has passed.
+
+    Reading a report is what page views and GET requests do, so it records nothing new unless the verdict
+    really changed by itself.
+    """
+    now = now or timezone.now()
+    stored = scoped(RunVerdict, run.tenant).filter(run=run).first()
+    if stored is None or (stored.recheck_at is not None and stored.recheck_at <= now):
+        return audit_run(run, now=now)
+    return AuditReport(
+        run.run_id, run.conversation.external_id, stored.verdict, stored.findings, stored.updated_at
+    )
+
+
+def reaudit_runs(runs: Iterable[Run], *, now: datetime | None = None) -> int:
+    count = 0
+    for run in runs:
+        audit_run(run, now=now)
+        count += 1
+    return count
+
+
+def refresh_due_verdicts(*, now: datetime | None = None) -> int:
+    """Re-audit every run whose stored verdict changes by itself by now (WAITING past its deadline)."""
+    now = now or timezone.now()
+    count = 0
+    for tenant in Tenant.objects.all():
+        due = scoped(RunVerdict, tenant).filter(recheck_at__lte=now).values_list("run_id", flat=True)
+        runs = scoped(Run, tenant).filter(id__in=list(due)).select_related("conversation", "tenant")
+        count += reaudit_runs(runs, now=now)
+    return count
+
+
+# ---- receipts, waits, prompt contracts, merges ---------------------------------------------------------
+
+
+def add_receipt(tenant: Tenant, data: object, *, now: datetime | None = None) -> tuple[Receipt, AuditReport]:
+    """Record a receipt for a run and re-audit it; bad input changes nothing."""
+    parsed = parse_receipt(data)
+    with transaction.atomic():
+        run = get_run(tenant, parsed.run_id)
+        receipt = Receipt.objects.create(
+            tenant=tenant,
+            run=run,
+            effect=parsed.effect,
+            evidence=parsed.evidence,
+            checked_by=parsed.checked_by,
+            reference=parsed.reference,
+        )
+        report = audit_run(run, now=now)
+    return receipt, report
+
+
+def add_wait(
+    tenant: Tenant, data: object, *, now: datetime | None = None
+) -> tuple[Wait, str | None, AuditReport]:
+    """Record a wait and re-audit its run. Returns the resume token when we generated it (shown once)."""
+    now = now or timezone.now()
+    parsed = parse_wait(data, now=now)
+    generated = None if parsed.resume_token else secrets.token_urlsafe(24)
+    with transaction.atomic():
+        run = get_run(tenant, parsed.run_id)
+        wait = Wait.objects.create(
+            tenant=tenant,
+            run=run,
+            owner=parsed.owner,
+            decision=parsed.decision,
+            deadline=parsed.deadline,
+            resume_token_hash=hash_resume_token(parsed.resume_token or generated or ""),
+        )
+        report = audit_run(run, now=now)
+    return wait, generated, report
+
+
+def set_prompt_contract(
+    tenant: Tenant, agent_name: str, data: object, *, now: datetime | None = None
+) -> tuple[PromptContract, int]:
+    """Register (or replace) an agent's prompt contract and re-audit that agent's runs; returns how many."""
+    parsed = parse_prompt_contract(agent_name, data)
+    with transaction.atomic():
+        contract, _ = PromptContract.objects.update_or_create(
+            tenant=tenant, agent_name=parsed.agent_name, defaults={"kind": parsed.kind, "value": parsed.value}
+        )
+        runs = (
+            scoped(Run, tenant).filter(agent_name=parsed.agent_name).select_related("conversation", "tenant")
+        )
+        count = reaudit_runs(runs, now=now)
+    return contract, count
+
+
+def record_merge(
+    tenant: Tenant, conversation_id: str, merged_conversation_id: str, *, actor: str = ""
+) -> ConversationMerge:
+    """Record that `merged_conversation_id`'s messages belong to `conversation_id`, and re-audit its runs."""
+    if not merged_conversation_id or merged_conversation_id == conversation_id:
+        raise AuditInputError("A merge needs another, non-empty conversation id.")
+    with transaction.atomic():
+        conversation = scoped(Conversation, tenant).filter(external_id=conversation_id).first()
+        if conversation is None:
+            raise AuditInputError(f"No conversation '{conversation_id[:200]}' in this tenant.", status=404)
+        merge, _ = ConversationMerge.objects.get_or_create(
+            tenant=tenant,
+            conversation=conversation,
+            merged_external_id=merged_conversation_id[:200],
+            defaults={"actor": actor[:200]},
+        )
+        reaudit_runs(
+            scoped(Run, tenant).filter(conversation=conversation).select_related("conversation", "tenant")
+        )
+    return merge
+
+
+# ---- the audit log and lists for the dashboard ---------------------------------------------------------
+
+
+def record_event(
+    tenant: Tenant,
+    event_class: str,
+    *,
+    actor: str = "",
+    conversation_id: str = "",
+    run_id: str = "",
+    now: datetime | None = None,
+) -> AuditEvent:
+    """Append an event that is not an audit finding: an export, a key created or revoked, a member changed."""
+    if event_class not in gates.EVENT_CLASSES:
+        raise AuditInputError(f"Unknown audit event class {event_class!r}.")
+    return AuditEvent.objects.create(
+        tenant=tenant,
+        event_class=event_class,
+        actor=actor[:200],
+        conversation_id=conversation_id[:200],
+        run_id=run_id[:200],
+        observed_at=now or timezone.now(),
+    )
+
+
+def list_audit_events(
+    tenant: Tenant,
+    *,
+    event_classes: Iterable[str] = (),
+    run_id: str = "",
+    conversation_id: str = "",
+    since: datetime | None = None,
+    before_id: int | None = None,
+    limit: int = 50,
+) -> list[AuditEvent]:
+    """The tenant's audit events, newest first, narrowed by class, run, conversation and time.
+
+    Paginate by passing the last row's id as `before_id`.
+    """
+    classes = list(event_classes)
+    unknown = set(classes) - set(gates.EVENT_CLASSES)
+    if unknown:
+        raise AuditInputError(f"Unknown audit event class(es): {', '.join(sorted(unknown))}.")
+    events: QuerySet[AuditEvent] = scoped(AuditEvent, tenant)
+    if classes:
+        events = events.filter(event_class__in=classes)
+    if run_id:
+        events = events.filter(run_id=run_id)
+    if conversation_id:
+        events = events.filter(conversation_id=conversation_id)
+    if since is not None:
+        events = events.filter(observed_at__gte=since)
+    if before_id is not None:
+        events = events.filter(id__lt=before_id)
+    return list(events.order_by("-observed_at", "-id")[: max(1, min(limit, 500))])
+
+
+@dataclass(frozen=True)
+class RepairRow:
+    """One tool-pairing repair of a run, as the dashboard lists them."""
+
+    run_id: str
+    conversation_id: str
+    verdict: str
+    code: str
+    tool_name: str
+    tool_call_hash: str
+    detail: str
+    guidance: str
+    updated_at: datetime
+
+
+def list_repairs(tenant: Tenant, *, limit: int = 200) -> list[RepairRow]:
+    """Every current tool-pairing repair (interrupted calls, removed orphan results) across the tenant."""
+    rows: list[RepairRow] = []
+    verdicts = (
+        scoped(RunVerdict, tenant)
+        .filter(repair_count__gt=0)
+        .select_related("run__conversation")
+        .order_by("-updated_at", "-id")
+    )
+    for stored in verdicts:
+        for finding in stored.findings:
+            if finding.get("gate") != gates.TOOL_PAIRING:
+                continue
+            rows.append(
+                RepairRow(
+                    run_id=stored.run.run_id,
+                    conversation_id=stored.run.conversation.external_id,
+                    verdict=stored.verdict,
+                    code=finding["code"],
+                    tool_name=finding.get("tool_name", ""),
+                    tool_call_hash=finding.get("tool_call_hash", ""),
+                    detail=finding["detail"],
+                    guidance=finding["guidance"],
+                    updated_at=stored.updated_at,
+                )
+            )
+            if len(rows) >= limit:
+                return rows
+    return rows
+
+
+def runs_with_verdict(tenant: Tenant, verdicts: Iterable[str]) -> QuerySet[Run]:
+    """The tenant's runs whose stored verdict is one of `verdicts` (for list filters)."""
+    return scoped(Run, tenant).filter(verdict__verdict__in=list(verdicts))
+
+
+def verdict_counts(tenant: Tenant) -> dict[str, int]:
+    """How many runs have each verdict, graver first; runs never audited are not counted."""
+    counts: dict[str, int] = {}
+    for verdict in scoped(RunVerdict, tenant).values_list("verdict", flat=True):
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: verdict_rank(item[0])))
