@@ -84,12 +84,12 @@ def history_with_orphan_result(conversation_id: str = "conv-a") -> list[ModelMes
     ]
 
 
-def mixed_conversation_history() -> list[ModelMessage]:
+def mixed_conversation_history(first: str = "conv-a", second: str = "conv-b") -> list[ModelMessage]:
     """A second run fed the first run's history but filed under another conversation id."""
-    first = mailer_history("conv-a")
+    earlier = mailer_history(first)
     return (
         mailer_agent()
-        .run_sync("And the April one", message_history=first, conversation_id="conv-b")
+        .run_sync("And the April one", message_history=earlier, conversation_id=second)
         .all_messages()
     )
 
@@ -147,3 +147,41 @@ def context_for(messages: list[ModelMessage], **overrides):
     }
     values.update(overrides)
     return gates.AuditContext(**values)
+
+
+def ingest(
+    tenant,
+    messages: list[ModelMessage],
+    *,
+    run_id: str,
+    conversation_id: str,
+    state: str = "complete",
+    source: str = "server",
+    agent: str = "mailer",
+    parent_run_id: str = "",
+    tool_effects=(),
+):
+    """Store one snapshot through the real ingestion service (which audits the run) and return the Run."""
+    from sessions_app.ingestion import SnapshotPayload, ingest_snapshots
+    from sessions_app.models import Run
+
+    payload = SnapshotPayload(
+        conversation_id=conversation_id,
+        run_id=run_id,
+        agent=agent,
+        state=state,
+        messages=messages,
+        parent_run_id=parent_run_id,
+    )
+    ingest_snapshots(tenant, [payload], source=source, via="api", tool_effects=tool_effects)
+    return Run.objects.select_related("conversation", "tenant").get(tenant=tenant, run_id=run_id)
+
+
+def outcome_receipt(run_id: str, effect: str = "invoice-email-sent") -> dict:
+    return {
+        "run_id": run_id,
+        "effect": effect,
+        "evidence": "outcome",
+        "checked_by": "mailbox-reader",
+        "reference": "sha256:5f1c0e",
+    }
