@@ -1,0 +1,70 @@
+// Keyboard: "/" focuses search, j/k move between messages or results, Enter follows the focused item's link.
+// Loaded as a file (the Content-Security-Policy allows no inline script).
+(function () {
+  "use strict";
+
+  function typingInField(event) {
+    var el = event.target;
+    if (!el || !el.tagName) return false;
+    var tag = el.tagName.toLowerCase();
+    return tag === "input" || tag === "textarea" || tag === "select" || el.isContentEditable;
+  }
+
+  function items() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]"));
+  }
+
+  function move(step) {
+    var list = items();
+    if (!list.length) return;
+    var current = list.indexOf(document.activeElement);
+    if (current === -1) {
+      // Start from the message named in the URL (#m-12) when there is one.
+      var target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
+      current = target ? list.indexOf(target) : -1;
+    }
+    var next = Math.max(0, Math.min(list.length - 1, current + step));
+    if (current === -1) next = step > 0 ? 0 : list.length - 1;
+    list[next].focus();
+    list[next].scrollIntoView({ block: "nearest" });
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typingInField(event)) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    if (event.key === "/") {
+      var search = document.querySelector("[data-search-input]");
+      event.preventDefault();
+      if (search) {
+        search.focus();
+        search.select();
+      } else {
+        var link = document.querySelector("[data-search-link]");
+        if (link) window.location.href = link.getAttribute("href");
+      }
+    } else if (event.key === "j") {
+      move(1);
+    } else if (event.key === "k") {
+      move(-1);
+    } else if (event.key === "Enter" && document.activeElement && document.activeElement.hasAttribute("data-nav-item")) {
+      var anchor = document.activeElement.querySelector("a[data-primary]");
+      if (anchor) anchor.click();
+    }
+  });
+
+  // Forms that ask before a destructive action: <form data-confirm="...">.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form && form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) event.preventDefault();
+  });
+
+  // Auto-submit selects marked data-autosubmit (the tenant switcher); a button remains for no-JS use.
+  document.addEventListener("change", function (event) {
+    var el = event.target;
+    if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.submit();
+  });
+})();
