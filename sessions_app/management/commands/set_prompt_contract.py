@@ -1,0 +1,51 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions_app.audit import gates, service
+from sessions_app.audit.digests import prompt_sha256
+from sessions_app.audit.inputs import AuditInputError
+from sessions_app.models import Tenant
+
+
+class Command(BaseCommand):
+    help = (
+        "Register an agent's prompt contract: a hash of its system prompt, a label the prompt carries, or a "
+        "declaration that it runs on dynamic instructions. --prompt-file is hashed here; its text is never stored."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True, help="Tenant slug.")
+        parser.add_argument("--agent", required=True, help="Agent name, as runs report it.")
+        kind = parser.add_mutually_exclusive_group(required=True)
+        kind.add_argument("--prompt-file", type=Path, help="A file holding the required system prompt.")
+        kind.add_argument("--sha256", help="The SHA-256 (hex) of the required system prompt, stripped.")
+        kind.add_argument("--label", help="A short label the system prompt or instructions carry.")
+        kind.add_argument("--dynamic", action="store_true", help="The agent runs on dynamic instructions.")
+
+    def handle(self, *args, **options):
+        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+        if tenant is None:
+            raise CommandError(f"No tenant {options['tenant']!r}.")
+        if options["prompt_file"] is not None:
+            try:
+                text = options["prompt_file"].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise CommandError(f"Cannot read the prompt file: {error}") from None
+            if not text.strip():
+                raise CommandError("The prompt file is empty.")
+            data = {"kind": gates.CONTRACT_HASH, "value": prompt_sha256(text)}
+        elif options["sha256"] is not None:
+            data = {"kind": gates.CONTRACT_HASH, "value": options["sha256"]}
+        elif options["label"] is not None:
+            data = {"kind": gates.CONTRACT_LABEL, "value": options["label"]}
+        else:
+            data = {"kind": gates.CONTRACT_DYNAMIC}
+        try:
+            contract, count = service.set_prompt_contract(tenant, options["agent"], data)
+        except AuditInputError as error:
+            raise CommandError(error.message) from None
+        shown = f" {contract.value}" if contract.value else ""
+        self.stdout.write(
+            f"Prompt contract for agent {contract.agent_name!r}: {contract.kind}{shown}; re-audited {count} run(s)."
+        )
