@@ -8,12 +8,13 @@ from collections.abc import Iterable, Sequence
 
 from django.db import transaction
 from django.db.models import QuerySet
+from pydantic_ai.messages import ModelMessage
 
 from search_app import index
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
-from sessions_app.recovery import RecoveredMessage, RunInput, SnapshotInput, recover_conversation
+from sessions_app.recovery import RecoveredMessage, RunInput, SnapshotInput, message_hash, recover_conversation
 from sessions_app.rendering import message_role, message_text
-from sessions_app.serialization import load_message
+from sessions_app.serialization import dump_message, load_message, sha256_text
 
 
 def load_run_inputs(conversation: Conversation) -> tuple[list[RunInput], dict[int, int]]:
@@ -59,12 +60,27 @@ def load_run_inputs(conversation: Conversation) -> tuple[list[RunInput], dict[in
     return run_inputs, stored_id_of
 
 
+def _stored_message_id(conversation: Conversation, message: ModelMessage, stored_id_of: dict[int, int]) -> int:
+    """The StoredMessage of a recovered message; one recovery derived (a request split from its summary) is stored."""
+    found = stored_id_of.get(id(message))
+    if found is not None:
+        return found
+    data = dump_message(message)
+    stored, _ = StoredMessage.objects.get_or_create(
+        tenant_id=conversation.tenant_id,
+        sha256=sha256_text(data),
+        defaults={"content_hash": message_hash(message), "data": data},
+    )
+    stored_id_of[id(message)] = stored.id
+    return stored.id
+
+
 def _entries_for(
     conversation: Conversation, recovered: Sequence[RecoveredMessage], stored_id_of: dict[int, int]
 ) -> list[TranscriptEntry]:
-    run_pk = dict(Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list(
-        "run_id", "id"
-    ))
+    run_pk = dict(
+        Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list("run_id", "id")
+    )
     entries = []
     position = 0
     for item in recovered:
@@ -74,7 +90,7 @@ def _entries_for(
                 conversation=conversation,
                 position=position,
                 run_id=run_pk[item.run_id],
-                message_id=stored_id_of[id(item.message)],
+                message_id=_stored_message_id(conversation, item.message, stored_id_of),
                 role=message_role(item.message),
                 text=message_text(item.message),
                 timestamp=item.message.timestamp,
@@ -102,9 +118,9 @@ def rebuild_transcript(conversation: Conversation) -> int:
 
     Entries before the first difference stay (with their index rows), so appending a step costs the new messages.
     """
-    run_inputs, stored_id_of = load_run_inputs(conversation)
-    new = _entries_for(conversation, recover_conversation(run_inputs), stored_id_of)
     with transaction.atomic():
+        run_inputs, stored_id_of = load_run_inputs(conversation)
+        new = _entries_for(conversation, recover_conversation(run_inputs), stored_id_of)
         old = list(
             TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).order_by(
                 "position", "-summary_artifact", "id"
