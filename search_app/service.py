@@ -308,20 +308,19 @@ def read_context(
     after: int = 5,
     conversation_id: str | None = None,
     run_id: str | None = None,
-    within_conversation: str | None = None,
 ) -> ContextWindow:
     """The message at `position` of a conversation (named directly, or through one of its runs) with the
     `before` messages preceding it and `after` following it, redacted; `NotFound` when it is not the caller's.
 
-    `within_conversation` confines a run lookup to one conversation (an agent in conversation scope).
+    Given both, the run must belong to the conversation (an agent in conversation scope reads only its own).
     """
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:
         raise SearchError(f"'position' must be a whole number from 0, got {position!r}.")
     before, after = _side("before", before), _side("after", after)
     if run_id is not None:
         runs = scoped(Run, tenant).filter(run_id=run_id)
-        if within_conversation is not None:
-            runs = runs.filter(conversation__external_id=within_conversation)
+        if conversation_id is not None:
+            runs = runs.filter(conversation__external_id=conversation_id)
         run = runs.select_related("conversation").first()
         if run is None:
             raise NotFound(no_history_for_run(run_id))

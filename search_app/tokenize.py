@@ -46,6 +46,8 @@ _WORD = re.compile(r"[^\W_]+")
 
 def is_cjk(char: str) -> bool:
     code = ord(char)
+    if code < 0x1100:  # Latin, Greek, Cyrillic, ...: the common case, decided without the table.
+        return False
     return any(low <= code <= high for low, high in _CJK_RANGES)
 
 
