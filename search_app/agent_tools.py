@@ -67,8 +67,12 @@ class InProcessSearchClient:
     def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict:
         try:
             response = run_search(
-                tenant=self._resolve(), query=query, scope="conversation",
-                conversation_id=conversation_id, run_id=run_id, limit=limit,
+                tenant=self._resolve(),
+                query=query,
+                scope="conversation",
+                conversation_id=conversation_id,
+                run_id=run_id,
+                limit=limit,
             )
             return response.as_dict()
         finally:
@@ -77,8 +81,12 @@ class InProcessSearchClient:
     def context(self, *, conversation_id: str, run_id: str, position: int, before: int, after: int) -> dict:
         try:
             window = read_context(
-                tenant=self._resolve(), conversation_id=conversation_id, run_id=run_id,
-                position=position, before=before, after=after,
+                tenant=self._resolve(),
+                conversation_id=conversation_id,
+                run_id=run_id,
+                position=position,
+                before=before,
+                after=after,
             )
             return window.as_dict()
         finally:
@@ -164,10 +172,12 @@ class SessiondeskSearchToolset(FunctionToolset[AgentDepsT]):
         self._client = client
         self._max_matches = max_matches
         self._context_messages = context_messages
-        self.add_function(self.search_conversation_history, name="search_conversation_history",
-                          description=SEARCH_DESCRIPTION)
-        self.add_function(self.read_conversation_context, name="read_conversation_context",
-                          description=READ_DESCRIPTION)
+        self.add_function(
+            self.search_conversation_history, name="search_conversation_history", description=SEARCH_DESCRIPTION
+        )
+        self.add_function(
+            self.read_conversation_context, name="read_conversation_context", description=READ_DESCRIPTION
+        )
 
     def search_conversation_history(self, ctx: RunContext[AgentDepsT], query: str, run_id: str | None = None) -> str:
         """Search persisted conversation history.
@@ -188,7 +198,11 @@ class SessiondeskSearchToolset(FunctionToolset[AgentDepsT]):
         return format_search(query, body)
 
     def read_conversation_context(
-        self, ctx: RunContext[AgentDepsT], run_id: str, position: int, before: int | None = None,
+        self,
+        ctx: RunContext[AgentDepsT],
+        run_id: str,
+        position: int,
+        before: int | None = None,
         after: int | None = None,
     ) -> str:
         """Read messages around a position of this conversation's transcript.

@@ -42,9 +42,7 @@ class ConversationIndex(models.Model):
     `pending` marks a conversation whose index the background reconciliation must rebuild.
     """
 
-    conversation = models.OneToOneField(
-        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="+"
-    )
+    conversation = models.OneToOneField(Conversation, primary_key=True, on_delete=models.CASCADE, related_name="+")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     documents = models.BigIntegerField(default=0)
     total_length = models.BigIntegerField(default=0)

@@ -41,7 +41,15 @@ class Candidate:
 
 
 CANDIDATE_FIELDS = (
-    "entry_id", "tenant_id", "conversation_id", "run_id", "position", "role", "timestamp", "agent_name", "terms",
+    "entry_id",
+    "tenant_id",
+    "conversation_id",
+    "run_id",
+    "position",
+    "role",
+    "timestamp",
+    "agent_name",
+    "terms",
 )
 
 

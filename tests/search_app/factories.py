@@ -55,7 +55,9 @@ def make_run(conversation: Conversation, run_id: str | None = None, agent_name: 
     )
 
 
-def add_messages(run: Run, messages: list[ModelMessage | str], *, start: datetime | None = None) -> list[TranscriptEntry]:
+def add_messages(
+    run: Run, messages: list[ModelMessage | str], *, start: datetime | None = None
+) -> list[TranscriptEntry]:
     """Append messages (plain strings are user prompts) to the run's conversation and index them."""
     conversation = run.conversation
     start = start or BASE_TIME
@@ -87,7 +89,11 @@ def add_messages(run: Run, messages: list[ModelMessage | str], *, start: datetim
 
 
 def make_conversation_with(
-    tenant: Tenant, messages: list[ModelMessage | str], *, external_id: str | None = None, run_id: str | None = None,
+    tenant: Tenant,
+    messages: list[ModelMessage | str],
+    *,
+    external_id: str | None = None,
+    run_id: str | None = None,
     agent_name: str = "helper",
 ) -> tuple[Conversation, Run, list[TranscriptEntry]]:
     conversation = make_conversation(tenant, external_id)

@@ -12,7 +12,9 @@ class QueryParsingTest(unittest.TestCase):
         self.assertEqual(parsed.must_not, ())
 
     def test_quoted_text_is_a_phrase(self):
-        self.assertEqual(parse_query('"deploy the canary" now').should, (Phrase(("deploy", "the", "canary")), Term("now")))
+        self.assertEqual(
+            parse_query('"deploy the canary" now').should, (Phrase(("deploy", "the", "canary")), Term("now"))
+        )
 
     def test_an_unterminated_quote_runs_to_the_end(self):
         self.assertEqual(parse_query('"deploy the').should, (Phrase(("deploy", "the")),))
@@ -67,7 +69,9 @@ class QueryParsingTest(unittest.TestCase):
 
     def test_a_query_over_the_length_limit_is_rejected(self):
         parse_query("a" * MAX_QUERY_CHARS)
-        with self.assertRaisesRegex(QueryError, f"{MAX_QUERY_CHARS + 1} characters long; the limit is {MAX_QUERY_CHARS}"):
+        with self.assertRaisesRegex(
+            QueryError, f"{MAX_QUERY_CHARS + 1} characters long; the limit is {MAX_QUERY_CHARS}"
+        ):
             parse_query("a" * (MAX_QUERY_CHARS + 1))
 
     def test_a_one_letter_prefix_is_rejected(self):

@@ -26,7 +26,9 @@ class RedactionTest(unittest.TestCase):
 
     def test_bearer_tokens_are_masked(self):
         self.assertMasked(
-            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "eyJhbGciOiJIUzI1NiJ9", "Authorization: Bearer ***"
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "Authorization: Bearer ***",
         )
 
     def test_assignments_naming_a_credential_are_masked(self):
@@ -39,8 +41,11 @@ class RedactionTest(unittest.TestCase):
 
     def test_pem_private_keys_are_masked_whole(self):
         pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nline2\n-----END RSA PRIVATE KEY-----"
-        self.assertMasked(f"key:\n{pem}\nend", "MIIEowIBAAKCAQEA",
-                          "key:\n-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE KEY-----\nend")
+        self.assertMasked(
+            f"key:\n{pem}\nend",
+            "MIIEowIBAAKCAQEA",
+            "key:\n-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE KEY-----\nend",
+        )
 
     def test_a_pem_block_cut_off_before_its_end_is_masked_to_the_end(self):
         masked = redact("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B")

@@ -54,8 +54,9 @@ class SnippetTest(unittest.TestCase):
         self.assertEqual(make_snippet("数据库迁移", parse_query("数据")).html, "<mark>数</mark><mark>据</mark>库迁移")
 
     def test_prefixes_mark_the_words_they_match(self):
-        self.assertEqual(make_snippet("deploying deployed", parse_query("deploye*")).html,
-                         "deploying <mark>deployed</mark>")
+        self.assertEqual(
+            make_snippet("deploying deployed", parse_query("deploye*")).html, "deploying <mark>deployed</mark>"
+        )
 
     def test_whitespace_runs_are_collapsed(self):
         self.assertEqual(make_snippet("a\n\n  canary\tb", parse_query("canary")).text, "a canary b")

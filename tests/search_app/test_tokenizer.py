@@ -7,7 +7,9 @@ from search_app.tokenize import MAX_TERM_CHARS, base_stream, index_terms, is_big
 
 class TokenizerTest(unittest.TestCase):
     def test_it_folds_case_and_removes_diacritics(self):
-        self.assertEqual(index_terms("Résumé from ZÜRICH, naïve Straße"), ["resume", "from", "zurich", "naive", "strasse"])
+        self.assertEqual(
+            index_terms("Résumé from ZÜRICH, naïve Straße"), ["resume", "from", "zurich", "naive", "strasse"]
+        )
 
     def test_a_decomposed_accent_reads_like_a_composed_one(self):
         self.assertEqual(index_terms("re\u0301sume\u0301"), index_terms("résumé"))
@@ -15,8 +17,24 @@ class TokenizerTest(unittest.TestCase):
     def test_identifiers_and_paths_are_split_into_their_parts_in_order(self):
         self.assertEqual(
             index_terms("run rollback-v2.sh for QUOKKA-5521 if checkout_v3_enabled at /srv/app/main.py"),
-            ["run", "rollback", "v2", "sh", "for", "quokka", "5521", "if", "checkout", "v3", "enabled", "at",
-             "srv", "app", "main", "py"],
+            [
+                "run",
+                "rollback",
+                "v2",
+                "sh",
+                "for",
+                "quokka",
+                "5521",
+                "if",
+                "checkout",
+                "v3",
+                "enabled",
+                "at",
+                "srv",
+                "app",
+                "main",
+                "py",
+            ],
         )
 
     def test_chinese_is_indexed_as_characters_and_adjacent_pairs(self):
