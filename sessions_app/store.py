@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
+from sessions_app.audit.service import audit_run
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 from sessions_app.recovery import RecoveredMessage, RunInput, SnapshotInput, message_hash, recover_conversation
 from sessions_app.rendering import message_role, message_text
@@ -146,10 +147,6 @@ def refresh_conversations(conversations: Iterable[Conversation], runs: Iterable[
     """After new snapshots: re-recover each touched conversation, then re-audit each touched run."""
     for conversation in conversations:
         rebuild_transcript(conversation)
-    try:
-        from sessions_app.audit.service import audit_run
-    except ImportError:  # the audit service is being built alongside; until then nothing to audit with
-        return
     for run in runs:
         audit_run(run)
 
