@@ -1,24 +1,24 @@
 """Audit events the dashboard itself causes: a credential reveal, an export, a member, key or settings change.
 
-Rows go into the audit issue's append-only AuditEvent log, content-minimal: the class, who did it, and the
-conversation or run it concerns; never message text, never a key, never a pattern.
+Written through the audit's `record_event` into its append-only, content-minimal log: the class, who did it,
+and the conversation or run concerned; never message text, never a key, never a pattern.
 """
 
 from django.utils import timezone
 
+from sessions_app.audit import gates
+from sessions_app.audit.service import record_event
 from sessions_app.models import Conversation, Tenant
-from sessions_app.models.audit import AuditEvent, EventClass
+from sessions_app.models.audit import AuditEvent
 
-# Dashboard actions the audit log's EventClass does not name (yet); stored as these plain class strings.
-CREDENTIAL_REVEALED = "credential_revealed"
-REDACTION_CHANGED = "redaction_changed"
-RETENTION_CHANGED = "retention_changed"
-RETENTION_APPLIED = "retention_applied"
-
-EXPORT = EventClass.EXPORT
-KEY_CREATED = EventClass.KEY_CREATED
-KEY_REVOKED = EventClass.KEY_REVOKED
-MEMBER_CHANGED = EventClass.MEMBER_CHANGED
+EXPORT = gates.EXPORT
+KEY_CREATED = gates.KEY_CREATED
+KEY_REVOKED = gates.KEY_REVOKED
+MEMBER_CHANGED = gates.MEMBER_CHANGED
+# Dashboard actions the audit's EVENT_CLASSES does not name yet (asked for in sessions_app.audit.gates).
+CREDENTIAL_REVEALED = getattr(gates, "CREDENTIAL_REVEALED", "credential_revealed")
+REDACTION_CHANGED = getattr(gates, "REDACTION_CHANGED", "redaction_changed")
+RETENTION_CHANGED = getattr(gates, "RETENTION_CHANGED", "retention_changed")
 
 
 def _actor_name(actor) -> str:
@@ -36,14 +36,15 @@ def record(
     run_id: str = "",
 ) -> AuditEvent:
     """Append one audit event (in the caller's transaction when there is one)."""
-    return AuditEvent.objects.create(
-        tenant=tenant,
-        event_class=str(event_class),
-        conversation_id=conversation.external_id if conversation is not None else "",
-        run_id=run_id,
-        observed_at=timezone.now(),
-        actor=_actor_name(actor),
-    )
+    fields = {
+        "actor": _actor_name(actor)[:200],
+        "conversation_id": conversation.external_id[:200] if conversation is not None else "",
+        "run_id": run_id[:200],
+    }
+    if event_class in gates.EVENT_CLASSES:
+        return record_event(tenant, event_class, **fields)
+    # Not (yet) a class record_event accepts: the same append-only row, written directly.
+    return AuditEvent.objects.create(tenant=tenant, event_class=event_class, observed_at=timezone.now(), **fields)
 
 
 def record_reveal(tenant: Tenant, conversation: Conversation, run_id: str, user) -> AuditEvent:

@@ -129,7 +129,6 @@ class AuditEventFilterForm(forms.Form):
     event_class = forms.ChoiceField(required=False, label="Class")
     run_id = forms.CharField(required=False, max_length=200, label="Run id")
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
     def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
@@ -145,7 +144,6 @@ class AuditEventFilterForm(forms.Form):
             event_class=data.get("event_class") or "",
             run_id=(data.get("run_id") or "").strip(),
             since=_start_of(data.get("since")),
-            until=_end_of(data.get("until")),
         )
 
 

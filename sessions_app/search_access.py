@@ -9,8 +9,8 @@ from datetime import datetime
 
 from django.utils.safestring import SafeString, mark_safe
 
-from sessions_app.models import Conversation, Tenant
-from sessions_app.tenancy import scoped
+from search_app.service import SearchError, run_search
+from sessions_app.models import Tenant
 
 
 @dataclass
@@ -44,59 +44,37 @@ class SearchOutcome:
     error: str = ""
 
 
-def _service():
-    try:
-        from search_app import service
-    except ImportError:
-        return None
-    return service if hasattr(service, "run_search") else None
-
-
-def search_available() -> bool:
-    return _service() is not None
-
-
-def _run(tenant: Tenant, query: str, **filters):
-    service = _service()
-    if service is None:
-        return None
-    return service.run_search(tenant=tenant, query=query, scope="tenant", **filters)
-
-
 def search_grouped(
     tenant: Tenant, query: str, *, role: str = "", since: datetime | None = None, until: datetime | None = None
 ) -> SearchOutcome:
     """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit."""
     try:
-        response = _run(tenant, query, role=role or None, since=since, until=until, limit=25)
-    except ValueError as error:  # an empty or oversized query: search says why
+        response = run_search(
+            tenant=tenant, query=query, scope="tenant", roles=(role,) if role else (), since=since, until=until
+        )
+    except SearchError as error:  # an empty or oversized query, a bad filter: search says why
         return SearchOutcome(error=str(error))
-    if response is None:
-        return SearchOutcome(error="Search is not installed yet.")
-    groups: dict[str, HitGroup] = {}
+    groups: dict[int, HitGroup] = {}
     for hit in response.results:
-        group = groups.get(hit.conversation_id)
+        group = groups.get(hit.conversation_pk)
         if group is None:
-            group = groups[hit.conversation_id] = HitGroup(0, hit.conversation_id)
+            group = groups[hit.conversation_pk] = HitGroup(hit.conversation_pk, hit.conversation_id)
         group.hits.append(
             HitView(
                 position=hit.position,
                 role=hit.role,
                 timestamp=hit.timestamp,
                 score=hit.score,
-                snippet_html=mark_safe(hit.snippet_html),  # noqa: S308 - built from escaped text by search_app
+                # Built by search_app.snippets from escaped, redacted text with <mark> around matches.
+                snippet_html=mark_safe(hit.snippet_html),  # noqa: S308
             )
         )
-    pks = dict(
-        scoped(Conversation, tenant).filter(external_id__in=list(groups)).values_list("external_id", "pk")
-    )
-    for external_id, group in groups.items():
-        group.conversation_pk = pks.get(external_id, 0)
     return SearchOutcome(
-        groups=[g for g in groups.values() if g.conversation_pk],
+        groups=list(groups.values()),
         hit_count=len(response.results),
-        indexing=bool(response.indexing),
-        truncated=bool(response.truncated),
+        indexing=response.indexing,
+        truncated=response.truncated,
+        error=response.message,
     )
 
 
@@ -105,5 +83,7 @@ def ranked_conversation_ids(tenant: Tenant, query: str) -> RankedConversations:
     outcome = search_grouped(tenant, query)
     if outcome.error:
         return RankedConversations([], outcome.error)
-    notice = "The index is catching up; recent messages may be missing." if outcome.indexing else ""
+    notice = ""
+    if outcome.indexing:
+        notice = "Indexing: some conversations are being re-indexed; recent messages may be missing."
     return RankedConversations([g.conversation_pk for g in outcome.groups], notice)

@@ -184,7 +184,6 @@ def lay_out(
     """
     views: list[MessageView] = []
     open_calls: dict[str, tuple[int, PartView]] = {}
-    results: list[tuple[MessageView, PartView, PartView | None]] = []  # (message, result part, its call)
     for entry in entries:
         view = MessageView(
             position=entry.position,

@@ -134,7 +134,6 @@ def retention(request: MemberRequest) -> HttpResponse:
         tenant_admin.set_retention(request.tenant, form.cleaned_data["retention_days"], actor=request.user)
         if request.POST.get("apply_now"):
             result = retention_service.apply_retention(request.tenant)
-            record(request.tenant, audit_records.RETENTION_APPLIED, actor=request.user)
             messages.success(request, f"Retention saved; {result.deleted} conversation(s) deleted.")
         else:
             messages.success(request, "Retention saved.")

@@ -9,13 +9,21 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app import audit_listing
-from sessions_app.audit import inputs
+from sessions_app.audit import service as audit_service
+from sessions_app.audit.inputs import AuditInputError
 from sessions_app.forms import ReceiptForm, WaitForm
 from sessions_app.models import Run
 from sessions_app.permissions import Action, MemberRequest, get_run_for_member, member_view
 
 
-def _page(request: MemberRequest, run: Run, receipt_form: ReceiptForm, wait_form: WaitForm, status: int = 200):
+def _page(
+    request: MemberRequest,
+    run: Run,
+    receipt_form: ReceiptForm,
+    wait_form: WaitForm,
+    status: int = 200,
+    resume_token: str | None = None,
+) -> HttpResponse:
     return render(
         request,
         "receipts.html",
@@ -25,6 +33,7 @@ def _page(request: MemberRequest, run: Run, receipt_form: ReceiptForm, wait_form
             "audit": audit_listing.run_audit(request.tenant, run),
             "receipt_form": receipt_form,
             "wait_form": wait_form,
+            "resume_token": resume_token,
         },
         status=status,
     )
@@ -40,15 +49,12 @@ def receipts_and_waits(request: MemberRequest, pk: int) -> HttpResponse:
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
 def add_receipt(request: MemberRequest, pk: int) -> HttpResponse:
-    from sessions_app.audit import service
-
     run = get_run_for_member(request, pk)
     form = ReceiptForm(request.POST)
     if form.is_valid():
         try:
-            receipt = inputs.parse_receipt({**form.cleaned_data, "run_id": run.run_id})
-            service.add_receipt(request.tenant, receipt)
-        except inputs.AuditInputError as error:
+            audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
+        except AuditInputError as error:
             form.add_error(None, error.message)
         else:
             messages.success(request, "Receipt recorded; the run was re-audited.")
@@ -59,8 +65,6 @@ def add_receipt(request: MemberRequest, pk: int) -> HttpResponse:
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
 def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
-    from sessions_app.audit import service
-
     run = get_run_for_member(request, pk)
     form = WaitForm(request.POST)
     if form.is_valid():
@@ -69,7 +73,8 @@ def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
         if timezone.is_naive(deadline):
             deadline = timezone.make_aware(deadline, UTC)
         try:
-            wait = inputs.parse_wait(
+            _, generated_token, _ = audit_service.add_wait(
+                request.tenant,
                 {
                     "run_id": run.run_id,
                     "owner": data["owner"],
@@ -77,12 +82,15 @@ def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
                     "deadline": deadline.isoformat(),
                     "resume_token": data["resume_token"] or None,
                 },
-                now=timezone.now(),
             )
-            service.add_wait(request.tenant, wait)
-        except inputs.AuditInputError as error:
+        except AuditInputError as error:
             form.add_error(None, error.message)
         else:
             messages.success(request, "Wait recorded; the run was re-audited.")
+            if generated_token:
+                # Shown once on this response, never stored in clear: no redirect that would lose it.
+                response = _page(request, run, ReceiptForm(), WaitForm(), resume_token=generated_token)
+                response["Cache-Control"] = "no-store"
+                return response
             return redirect("receipts", pk=run.pk)
     return _page(request, run, ReceiptForm(), form, status=400)

@@ -4,6 +4,8 @@ Conversations are written by real pydantic-ai agents (FunctionModel, the harness
 compaction) and stored through the product's own ingestion, exactly as the API would store them.
 """
 
+import copy
+import functools
 from dataclasses import dataclass
 
 import pytest
@@ -20,10 +22,16 @@ SECRET = "sk-live-0123456789abcdefghijklmnop"
 PASSWORD = "pw-for-tests-1"
 
 
-def ingest_plan(tenant: Tenant, plan: ConversationPlan, conversation_id: str, *, source: str = "server") -> Conversation:
+@functools.cache
+def _payloads(plan: ConversationPlan, conversation_id: str) -> tuple[dict, ...]:
+    # Running the agents is the slow part and touches no database: once per test session per plan.
     store = InMemoryStepStore()
     run_plan(plan, store, conversation_id=conversation_id)
-    payloads = [parse_snapshot(p) for p in store_as_payloads(store, conversation_id)]
+    return tuple(store_as_payloads(store, conversation_id))
+
+
+def ingest_plan(tenant: Tenant, plan: ConversationPlan, conversation_id: str, *, source: str = "server") -> Conversation:
+    payloads = [parse_snapshot(copy.deepcopy(p)) for p in _payloads(plan, conversation_id)]
     ingest_snapshots(tenant, payloads, source=source, via="api")
     return Conversation.objects.get(tenant=tenant, external_id=conversation_id)
 
@@ -79,6 +87,12 @@ class World:
     quiet: Conversation  # acme
     foreign: Conversation  # globex
     users: dict[str, object]
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The default PBKDF2 costs about a second per password on this machine; tests need no hardening.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -1,0 +1,87 @@
+"""Every dashboard URL with the lowest role allowed to use it, for the role and cross-tenant matrices."""
+
+from dataclasses import dataclass
+
+from sessions_app.api_keys import create_api_key
+from sessions_app.models import Membership, Run, Snapshot, Tenant
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str
+    url: str
+    method: str  # GET or POST
+    role: str  # the lowest role allowed
+    data: tuple[tuple[str, str], ...] = ()
+
+
+def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
+    """The tenant's pages, object URLs pointing at `conversation` (and its first run, snapshot, member, key)."""
+    run = Run.objects.filter(tenant=tenant, conversation=conversation).order_by("started_at", "pk").first()
+    snapshot = Snapshot.objects.filter(tenant=tenant, run=run).order_by("seq").first()
+    member = Membership.objects.filter(tenant=tenant).order_by("pk").first()
+    key, _ = create_api_key(tenant, "server", "matrix")
+    c, r = conversation.pk, run.pk
+    return [
+        Page("conversation list", "/conversations/", "GET", "support"),
+        Page("conversation", f"/conversations/{c}/", "GET", "support"),
+        Page("transcript window", f"/conversations/{c}/?start=0", "GET", "support"),
+        Page("search", "/search/?q=flag", "GET", "support"),
+        Page("snapshots", f"/runs/{r}/snapshots/", "GET", "operator"),
+        Page("snapshot diff", f"/runs/{r}/snapshots/{snapshot.seq}/diff", "GET", "operator"),
+        Page("receipts", f"/runs/{r}/receipts/", "GET", "operator"),
+        Page(
+            "add receipt",
+            f"/runs/{r}/receipts/add",
+            "POST",
+            "operator",
+            (("effect", "x"), ("evidence", "outcome"), ("checked_by", "matrix")),
+        ),
+        Page(
+            "add wait",
+            f"/runs/{r}/waits/add",
+            "POST",
+            "operator",
+            (("owner", "o"), ("decision", "d"), ("deadline", "2999-01-01T10:00")),
+        ),
+        Page("run audit", f"/runs/{r}/audit", "GET", "operator"),
+        Page("repairs", "/repairs/", "GET", "operator"),
+        Page("audit events", "/audit/", "GET", "operator"),
+        Page("audit csv", "/audit.csv", "GET", "operator"),
+        Page("export page", "/export/", "GET", "admin"),
+        Page("export download", "/export/download?format=jsonl", "GET", "admin"),
+        Page("export conversation", f"/conversations/{c}/export?format=json", "GET", "admin"),
+        Page("reveal", f"/conversations/{c}/reveal/2", "POST", "admin"),
+        Page("members", "/settings/members/", "GET", "admin"),
+        Page("member role", f"/settings/members/{member.pk}/role", "POST", "admin", (("role", "admin"),)),
+        Page("member remove", f"/settings/members/{member.pk}/remove", "POST", "admin"),
+        Page("api keys", "/settings/api-keys/", "GET", "admin"),
+        Page("api key revoke", f"/settings/api-keys/{key.pk}/revoke", "POST", "admin"),
+        Page("redaction", "/settings/redaction/", "GET", "admin"),
+        Page("retention", "/settings/retention/", "GET", "admin"),
+    ]
+
+
+OBJECT_PAGES = {
+    "conversation",
+    "transcript window",
+    "snapshots",
+    "snapshot diff",
+    "receipts",
+    "add receipt",
+    "add wait",
+    "run audit",
+    "export conversation",
+    "reveal",
+    "member role",
+    "member remove",
+    "api key revoke",
+}
+
+RANK = {"support": 1, "operator": 2, "admin": 3}
+
+
+def request(client, page: Page):
+    if page.method == "POST":
+        return client.post(page.url, dict(page.data))
+    return client.get(page.url)
