@@ -30,6 +30,7 @@ import asyncio
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -50,7 +51,7 @@ from pydantic_ai.usage import RequestUsage
 from pydantic_ai_harness.compaction import SlidingWindowCompaction, SummarizingCompaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
-from sessions_app.recovery import RunInput, SnapshotInput, message_hash
+from sessions_app.recovery import RunInput, SnapshotInput, merge_adjacent_requests, message_hash
 
 CompactionKind = Literal["sliding_window", "sliding_window_no_first", "summarizing", "summarizing_no_first"]
 
@@ -104,6 +105,7 @@ class ScenarioResult:
     run_ids: list[str]  # in start order
     true_messages: list[ModelMessage]  # the twin's record: what recovery must return
     interrupted_run_ids: list[str] = field(default_factory=list)
+    submitted_histories: dict[str, list[ModelMessage]] = field(default_factory=dict)  # message_history per run
     plan: ConversationPlan | None = None
 
 
@@ -153,7 +155,7 @@ class _ToolCancelled(BaseException):
 
 
 def _model_for(script: _RunScript) -> FunctionModel:
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         # The script, not the (possibly compacted) history, decides the next move, so a compacted run and
         # its twin answer alike.
         index = script.calls
@@ -173,7 +175,7 @@ def _model_for(script: _RunScript) -> FunctionModel:
     return FunctionModel(respond, model_name="scenario-model")
 
 
-def _summarize(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+async def _summarize(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     prompt = "".join(
         part.content for m in messages for part in m.parts if isinstance(getattr(part, "content", None), str)
     )
@@ -225,12 +227,16 @@ def _orphan_result(call_prefix: str) -> ModelRequest:
     )
 
 
-async def _run_plan(
-    plan: ConversationPlan, store: Any, conversation_id: str, compact: bool
-) -> tuple[list[str], list[str], list[list[ModelMessage]]]:
-    """Run every turn; returns run ids, interrupted run ids and each run's final history."""
-    run_ids: list[str] = []
-    interrupted: list[str] = []
+@dataclass
+class _Outcome:
+    run_ids: list[str] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
+    histories: dict[str, list[ModelMessage]] = field(default_factory=dict)  # message_history each run got
+
+
+async def _run_plan(plan: ConversationPlan, store: Any, conversation_id: str, compact: bool) -> _Outcome:
+    """Run every turn into `store`."""
+    outcome = _Outcome()
     finals: list[list[ModelMessage]] = []
     for index, turn in enumerate(plan.turns):
         run_id = f"{conversation_id}-run-{index + 1}"
@@ -246,25 +252,32 @@ async def _run_plan(
         persistence = StepPersistence(store=store, run_id=run_id, agent_name=plan.agent_name)
         agent = _agent(plan, script, persistence, compact)
         _ScriptedClock.now_value = clock_base
-        run_ids.append(run_id)
+        outcome.run_ids.append(run_id)
+        # pydantic-ai repairs the history it is given in place (an orphan result is emptied out), so the
+        # history as submitted is copied where a repair will happen.
+        outcome.histories[run_id] = deepcopy(history) if turn.inject_orphan_result else list(history)
         try:
             result = await agent.run(turn.prompt, message_history=history or None, conversation_id=conversation_id)
         except _ToolCancelled:
-            interrupted.append(run_id)
+            outcome.interrupted.append(run_id)
             snapshot = await store.latest_snapshot(run_id=run_id)
             finals.append(list(snapshot.messages) if snapshot else history)
             continue
         finals.append(list(result.all_messages()))
-    return run_ids, interrupted, finals
+    return outcome
 
 
 def _true_record(store: InMemoryStepStore, plan: ConversationPlan, run_ids: list[str]) -> list[ModelMessage]:
-    """The twin's record: each run's last complete snapshot beyond the history it inherited as stored."""
+    """The twin's record: each run's last complete snapshot beyond the history it inherited as stored.
+
+    Compared in pydantic-ai's merged-request shape (see `recovery.merge_adjacent_requests`): a continued run
+    stores a trailing tool result and its new prompt as one request where the earlier run stored two.
+    """
     record: list[ModelMessage] = []
     finals: list[list[ModelMessage]] = []
     for index, (turn, run_id) in enumerate(zip(plan.turns, run_ids, strict=True)):
         snapshots = asyncio.run(store.list_snapshots(run_id=run_id))
-        messages = list(snapshots[-1].messages) if snapshots else []
+        messages = merge_adjacent_requests(snapshots[-1].messages) if snapshots else []
         inherited: list[ModelMessage] = []
         if not turn.fresh and finals:
             inherited = finals[turn.history_from if turn.history_from is not None else index - 1]
@@ -278,25 +291,37 @@ def _true_record(store: InMemoryStepStore, plan: ConversationPlan, run_ids: list
     return record
 
 
-def run_plan(plan: ConversationPlan, store: Any, *, conversation_id: str, compaction: bool = True) -> ScenarioResult:
-    """Run `plan` into `store` (with its compaction unless `compaction=False`), and its twin to know the truth."""
+def run_plan(
+    plan: ConversationPlan,
+    store: Any,
+    *,
+    conversation_id: str,
+    compaction: bool = True,
+    with_truth: bool = True,
+) -> ScenarioResult:
+    """Run `plan` into `store` (with its compaction unless `compaction=False`).
 
-    def run(target: Any, compact: bool) -> tuple[list[str], list[str], list[list[ModelMessage]]]:
+    With `with_truth` (the default) the twin without compaction also runs, into a private store, to give
+    `true_messages`; pass `with_truth=False` where only the store matters (demo data, benchmarks).
+    """
+
+    def run(target: Any, compact: bool) -> _Outcome:
         with _scripted_clock():
             return asyncio.run(_run_plan(plan, target, conversation_id, compact))
 
-    twin_store = InMemoryStepStore()
-    run_ids, interrupted, _ = run(twin_store, False)
-    if compaction and plan.compaction is not None:
-        run(store, True)
-    else:
-        run(store, False)
+    outcome = run(store, compaction and plan.compaction is not None)
+    true_messages: list[ModelMessage] = []
+    if with_truth:
+        twin_store = InMemoryStepStore()
+        run(twin_store, False)
+        true_messages = _true_record(twin_store, plan, outcome.run_ids)
     return ScenarioResult(
         name=plan.name,
         conversation_id=conversation_id,
-        run_ids=run_ids,
-        true_messages=_true_record(twin_store, plan, run_ids),
-        interrupted_run_ids=interrupted,
+        run_ids=outcome.run_ids,
+        true_messages=true_messages,
+        interrupted_run_ids=outcome.interrupted,
+        submitted_histories=outcome.histories,
         plan=plan,
     )
 
@@ -555,6 +580,9 @@ _TOPICS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+_FOLLOW_UPS = ("continue", "Any update?", "Can you double-check that?", "Và sau đó?", "然后呢？", "Und jetzt?")
+
+
 def generate_conversations(
     count: int, *, seed: int = 0, tenants: Sequence[str] = ("acme", "globex"), min_runs: int = 1, max_runs: int = 4
 ) -> list[ConversationPlan]:
@@ -576,17 +604,15 @@ def generate_conversations(
     for index in range(count):
         title, prompt, subject, answer = _TOPICS[rng.randrange(len(_TOPICS))]
         n = rng.randrange(100, 9999)
+        runs = max(rng.randint(min_runs, max_runs), 2 if index == 2 else 1)
         turns: list[Turn] = []
-        for run in range(rng.randint(min_runs, max_runs)):
+        for run in range(runs):
             steps = _steps(f"{subject} {n}", rng.randint(0, 5), offset=run * 5)
             if index == 1 and run == 0:
-                steps = (*steps, ToolStep("deploy", f"{subject} {n}", "", fails=True))
-            text = prompt.format(n=n) if run == 0 else rng.choice(("continue", "Any update?", "Và sau đó?", "然后呢？"))
+                # A deploy cancelled mid-call: an interrupted snapshot and a `started` tool effect.
+                steps = (*steps[:2], ToolStep("deploy", f"{subject} {n}", "", fails=True))
+            text = prompt.format(n=n) if run == 0 else rng.choice(_FOLLOW_UPS)
             turns.append(Turn(text, steps, answer.format(n=n), inject_orphan_result=index == 2 and run == 1))
-            if index == 1:
-                break
-        if index == 2 and len(turns) < 2:
-            turns.append(Turn("And then?", _steps(subject, 1), answer.format(n=n), inject_orphan_result=True))
         plans.append(
             ConversationPlan(
                 name=f"generated-{index}",
@@ -607,12 +633,12 @@ def demo_payloads(count: int = 50, *, seed: int = 0) -> dict[str, list[dict[str,
     for index, plan in enumerate(generate_conversations(count, seed=seed)):
         store = InMemoryStepStore()
         conversation_id = f"demo-{seed}-{index:03d}"
-        run_plan(plan, store, conversation_id=conversation_id)
+        run_plan(plan, store, conversation_id=conversation_id, with_truth=False)
         by_tenant.setdefault(plan.tenant, []).extend(store_as_payloads(store))
     return by_tenant
 
 
-def threaded_payloads(runs: int = 1000, *, runs_per_conversation: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+def threaded_payloads(runs: int = 1000, *, runs_per_conversation: int = 5, seed: int = 0) -> list[dict[str, Any]]:
     """Payloads of `runs` runs threaded through `message_history`, for ingest benchmarks (one tenant)."""
     conversations = max(1, runs // runs_per_conversation)
     plans = generate_conversations(
@@ -621,6 +647,6 @@ def threaded_payloads(runs: int = 1000, *, runs_per_conversation: int = 10, seed
     payloads: list[dict[str, Any]] = []
     for index, plan in enumerate(plans):
         store = InMemoryStepStore()
-        run_plan(plan, store, conversation_id=f"bench-{seed}-{index:04d}")
+        run_plan(plan, store, conversation_id=f"bench-{seed}-{index:04d}", with_truth=False)
         payloads.extend(store_as_payloads(store))
     return payloads

@@ -159,6 +159,46 @@ def without_summary_artifacts(messages: Iterable[ModelMessage]) -> list[ModelMes
     return out
 
 
+# --- history shape --------------------------------------------------------------------------------------
+
+_PYDANTIC_AI_METADATA_KEY = "__pydantic_ai__"
+
+
+def _tool_results_first(part: ModelRequestPart) -> int:
+    return 0 if isinstance(part, ToolReturnPart | RetryPromptPart) else 1
+
+
+def merge_adjacent_requests(messages: Iterable[ModelMessage]) -> list[ModelMessage]:
+    """Adjacent requests merged into one, as pydantic-ai merges them when a history is loaded into a run.
+
+    A run continued through `message_history` stores the merged request (a trailing tool result and the
+    next user prompt become one message) where the earlier run stored two; recovery compares histories in
+    the merged shape so both line up. Mirrors pydantic-ai's history cleaning: parts concatenated with tool
+    results first, instructions kept when compatible, only the framework's own metadata namespace kept.
+    """
+    out: list[ModelMessage] = []
+    for message in messages:
+        last = out[-1] if out else None
+        if (
+            isinstance(message, ModelRequest)
+            and isinstance(last, ModelRequest)
+            and (not last.instructions or not message.instructions or last.instructions == message.instructions)
+        ):
+            parts = sorted([*last.parts, *message.parts], key=_tool_results_first)
+            namespaces = [(m.metadata or {}).get(_PYDANTIC_AI_METADATA_KEY) for m in (last, message)]
+            dicts = [n for n in namespaces if isinstance(n, dict)]
+            metadata = {_PYDANTIC_AI_METADATA_KEY: {k: v for d in dicts for k, v in d.items()}} if dicts else None
+            out[-1] = ModelRequest(
+                parts=parts,
+                instructions=last.instructions or message.instructions,
+                timestamp=message.timestamp or last.timestamp,
+                metadata=metadata,
+            )
+        else:
+            out.append(message)
+    return out
+
+
 # --- overlap search --------------------------------------------------------------------------------------
 
 
@@ -197,6 +237,46 @@ def tail_blocks(lineage: Sequence[str], snapshot: Sequence[str]) -> list[tuple[i
     offset = len(pattern) + 1
     blocks = [(z[offset + i], len(snapshot) - i - z[offset + i]) for i in range(len(text)) if z[offset + i] > 0]
     return sorted(blocks, key=lambda block: (-block[0], block[1]))
+
+
+def _kept_prefix(
+    lineage: Sequence[int], entries: Sequence[_Entry], messages: Sequence[ModelMessage], hashes: Sequence[str]
+) -> tuple[list[tuple[int, int | None]], bool]:
+    """Which lineage messages survive in a compacted snapshot's kept prefix, and whether the prefix is one.
+
+    The prefix holds copies of a few early messages (the first request, possibly with its system prompt split
+    off into a request of its own, or merged with a receipt) plus requests compaction wrote. A lineage
+    message survives when an equal message follows the previous match, or, for a request, when its parts
+    appear in order inside one snapshot request. The prefix is plausible when every message in it is such a
+    copy or a request that answers no tool call.
+    """
+    matches: list[tuple[int, int | None]] = []
+    exact: set[int] = set()
+    cursor = 0
+    part_keys: dict[int, list[str]] = {}
+    for position in lineage:
+        if cursor >= len(messages):
+            break
+        entry = entries[position]
+        found = next((i for i in range(cursor, len(messages)) if hashes[i] == entry.hash), None)
+        if found is not None:
+            matches.append((position, found))
+            exact.add(found)
+            cursor = found + 1
+            continue
+        if not isinstance(entry.message, ModelRequest):
+            continue
+        wanted = [_part_key(p) for p in entry.message.parts]
+        for i in range(cursor, len(messages)):
+            if not isinstance(messages[i], ModelRequest):
+                continue
+            keys = part_keys.setdefault(i, [_part_key(p) for p in messages[i].parts])
+            if any(keys[j : j + len(wanted)] == wanted for j in range(len(keys) - len(wanted) + 1)):
+                matches.append((position, None))
+                cursor = i + 1
+                break
+    plausible = all(i in exact or _is_kept_prefix_request(m) for i, m in enumerate(messages))
+    return matches, plausible
 
 
 def _leading_match(
@@ -290,8 +370,8 @@ def _align(
     blocks = tail_blocks(lineage_hashes, hashes)
     explained: list[_Alignment] = []
     for k, start in blocks:
-        kept, used = _leading_match(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
-        if all(_is_kept_prefix_request(m) for m in messages[used:start]):
+        kept, plausible = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
+        if plausible:
             alignment = _block_alignment(lineage, k, start, kept)
             if alignment.tail_from < len(messages):
                 return alignment
@@ -302,7 +382,7 @@ def _align(
         return explained[0]
     if blocks:
         k, start = blocks[0]
-        kept, _ = _leading_match(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
+        kept, _ = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
         return _block_alignment(lineage, k, start, kept)
     leading, used = _leading_match(lineage, entries, messages, hashes)
     return _Alignment(0, leading, used)
@@ -349,7 +429,7 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
             if snapshot.state != "complete":
                 continue
             messages: list[ModelMessage] = []
-            for message in snapshot.messages:
+            for message in merge_adjacent_requests(snapshot.messages):
                 artifact, rest = split_summary_artifact(message)
                 if artifact is not None:
                     key = message_hash(artifact)
