@@ -252,28 +252,38 @@ def _kept_prefix(
     """
     matches: list[tuple[int, int | None]] = []
     exact: set[int] = set()
+    # The prefix as a stream of parts, so a match can start inside a request that merged several messages
+    # (the first request and a later prompt that compaction left next to it).
+    stream: list[tuple[int, str | None]] = []
+    starts: list[int] = []
+    for i, message in enumerate(messages):
+        starts.append(len(stream))
+        if isinstance(message, ModelRequest) and message.parts:
+            stream.extend((i, _part_key(p)) for p in message.parts)
+        else:
+            stream.append((i, None))
     cursor = 0
-    part_keys: dict[int, list[str]] = {}
     for position in lineage:
-        if cursor >= len(messages):
+        if cursor >= len(stream):
             break
         entry = entries[position]
-        found = next((i for i in range(cursor, len(messages)) if hashes[i] == entry.hash), None)
+        found = next(
+            (i for i in range(stream[cursor][0], len(messages)) if starts[i] >= cursor and hashes[i] == entry.hash),
+            None,
+        )
         if found is not None:
             matches.append((position, found))
             exact.add(found)
-            cursor = found + 1
+            cursor = starts[found + 1] if found + 1 < len(messages) else len(stream)
             continue
-        if not isinstance(entry.message, ModelRequest):
+        if not isinstance(entry.message, ModelRequest) or not entry.message.parts:
             continue
         wanted = [_part_key(p) for p in entry.message.parts]
-        for i in range(cursor, len(messages)):
-            if not isinstance(messages[i], ModelRequest):
-                continue
-            keys = part_keys.setdefault(i, [_part_key(p) for p in messages[i].parts])
-            if any(keys[j : j + len(wanted)] == wanted for j in range(len(keys) - len(wanted) + 1)):
+        for s in range(cursor, len(stream) - len(wanted) + 1):
+            window = stream[s : s + len(wanted)]
+            if [key for _, key in window] == wanted and window[0][0] == window[-1][0]:
                 matches.append((position, None))
-                cursor = i + 1
+                cursor = s + len(wanted)
                 break
     plausible = all(i in exact or _is_kept_prefix_request(m) for i, m in enumerate(messages))
     return matches, plausible

@@ -1,0 +1,82 @@
+"""Shared helpers for the recovery tests: run a real-agent scenario once per session, recover it, compare.
+
+Scenario runs are cached per `(name, compaction)` because each drives real pydantic-ai agents; the stores
+and results are never mutated by the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai_harness.conversation_search import SnapshotHistorySource
+from pydantic_ai_harness.step_persistence import InMemoryStepStore
+
+from sessions_app.agent_scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
+from sessions_app.recovery import (
+    RecoveredMessage,
+    RunInput,
+    merge_adjacent_requests,
+    message_hash,
+    recover_conversation,
+    transcript_only,
+    without_summary_artifacts,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    result: ScenarioResult
+    store: InMemoryStepStore
+    runs: list[RunInput]
+    recovered: list[RecoveredMessage]
+
+    @property
+    def transcript(self) -> list[ModelMessage]:
+        return transcript_only(self.recovered)
+
+
+@cache
+def case(name: str, *, compaction: bool = True) -> Case:
+    store = new_store(name)
+    conversation_id = f"conv-{name}"  # the same for the twin (its own store), so tool-call ids agree
+    result = run_scenario(name, store, conversation_id=conversation_id, compaction=compaction)
+    runs = runs_from_store(store, conversation_id)
+    return Case(result, store, runs, recover_conversation(runs))
+
+
+def hashes(messages: list[ModelMessage]) -> list[str]:
+    return [message_hash(m) for m in messages]
+
+
+def reference_record_length(store: InMemoryStepStore) -> int:
+    """How many messages pydantic-ai-harness's own `SnapshotHistorySource` recovers from `store`."""
+    source = SnapshotHistorySource(store)
+
+    async def count() -> int:
+        return sum([len(await source.run_history(run_id=run.run_id)) for run in await source.list_runs()])
+
+    return asyncio.run(count())
+
+
+def last_complete(run: RunInput) -> list[ModelMessage]:
+    """A run's last complete snapshot in the shape recovery compares (merged requests, no summaries)."""
+    complete = [s for s in sorted(run.snapshots, key=lambda s: s.seq) if s.state == "complete"]
+    if not complete:
+        return []
+    return without_summary_artifacts(merge_adjacent_requests(complete[-1].messages))
+
+
+def survives_in(message: ModelMessage, history: list[ModelMessage]) -> bool:
+    """Whether the request `message` is still in `history` as parts of one request (compaction rewrote it)."""
+    if not isinstance(message, ModelRequest):
+        return False
+    wanted = [message_hash(ModelRequest(parts=[p])) for p in message.parts]
+    for other in history:
+        if isinstance(other, ModelRequest):
+            keys = [message_hash(ModelRequest(parts=[p])) for p in other.parts]
+            if all(key in keys for key in wanted):
+                return True
+    return False
