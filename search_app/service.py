@@ -338,7 +338,7 @@ def read_context(
         .order_by("position")
         .values_list("position", "run__run_id", "role", "timestamp", "text")
     )
-    rules = compile_rules(tenant.redaction_patterns or [])
+    rules = _rules_by_tenant([tenant])[tenant.id]
     messages = []
     for entry_position, entry_run, role, timestamp, text in entries:
         shown = redact(text, rules)

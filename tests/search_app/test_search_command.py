@@ -1,0 +1,59 @@
+"""`manage.py search` prints the same answer as the API, as JSON or text; bad input is a CommandError."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.search_app.factories import make_conversation_with
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data(tenant, other_tenant):
+    make_conversation_with(tenant, ["the magpie is blue-ish", "no bird here"], external_id="c1", run_id="r1")
+    make_conversation_with(tenant, ["a magpie again"], external_id="c2", run_id="r2")
+    make_conversation_with(other_tenant, ["globex magpie"], external_id="cx", run_id="rx")
+
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command("search", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_json_output_has_results_indexing_and_truncated(data):
+    body = json.loads(run("--tenant", "acme", "--conversation", "c1", "--format", "json", "magpie"))
+    assert set(body) >= {"results", "indexing", "truncated"}
+    assert [(h["conversation_id"], h["run_id"], h["position"]) for h in body["results"]] == [("c1", "r1", 0)]
+    assert (body["indexing"], body["truncated"]) == (False, False)
+
+
+def test_tenant_scope_lists_the_tenants_conversations_only(data):
+    body = json.loads(run("--tenant", "acme", "--scope", "tenant", "--format", "json", "magpie"))
+    assert sorted(h["conversation_id"] for h in body["results"]) == ["c1", "c2"]
+
+
+def test_text_output_names_provenance_and_counts(data):
+    text = run("--tenant", "acme", "--scope", "tenant", "--run", "r2", "--limit", "5", "magpie")
+    assert "conversation c2 run r2 #0 user: a magpie again" in text
+    assert text.strip().endswith("1 of 1 match(es).")
+
+
+def test_without_a_conversation_the_command_says_why(data):
+    assert "needs a conversation id" in run("--tenant", "acme", "magpie")
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--tenant", "nope", "--conversation", "c1", "magpie"], "No tenant with slug 'nope'"),
+        (["--tenant", "acme", "--conversation", "c1", ""], "The query is empty"),
+        (["--tenant", "acme", "--conversation", "c1", "--limit", "40", "magpie"], "from 1 to 25"),
+    ],
+)
+def test_bad_input_is_a_command_error_naming_the_problem(data, args, problem):
+    with pytest.raises(CommandError, match=problem):
+        run(*args)
