@@ -92,8 +92,9 @@ class Page:
     next_cursor: str | None
 
 
-def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit: int = PAGE_SIZE) -> Page:
+def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit: int | None = None) -> Page:
     """One page of `qs` in `sort` order, starting after `cursor`."""
+    limit = limit or PAGE_SIZE
     if cursor:
         value, pk = decode_cursor(cursor, sort)
         if sort.descending:

@@ -26,12 +26,17 @@ class TranscriptWindow:
         return self.start > 0
 
     @property
+    def previous_start(self) -> int:
+        return max(0, self.start - (self.end - self.start if self.has_later else WINDOW))
+
+    @property
     def has_later(self) -> bool:
         return self.end < self.total
 
 
-def window_start_for(position: int | None, window: int = WINDOW) -> int:
-    """Pure: the start of the window that holds `position` (windows are aligned so permalinks are stable)."""
+def window_start_for(position: int | None, window: int | None = None) -> int:
+    """The start of the window that holds `position` (windows are aligned so permalinks are stable)."""
+    window = window or WINDOW
     if position is None or position < 0:
         return 0
     return (position // window) * window
@@ -43,9 +48,10 @@ def read_window(
     *,
     mask: Mask,
     unmasked_positions: frozenset[int] = frozenset(),
-    window: int = WINDOW,
+    window: int | None = None,
 ) -> TranscriptWindow:
     """Messages at positions [start, start + window) laid out for reading, credentials masked."""
+    window = window or WINDOW
     tenant = conversation.tenant
     rows = list(
         scoped(TranscriptEntry, tenant)

@@ -30,7 +30,9 @@ def _payloads(plan: ConversationPlan, conversation_id: str) -> tuple[dict, ...]:
     return tuple(store_as_payloads(store, conversation_id))
 
 
-def ingest_plan(tenant: Tenant, plan: ConversationPlan, conversation_id: str, *, source: str = "server") -> Conversation:
+def ingest_plan(
+    tenant: Tenant, plan: ConversationPlan, conversation_id: str, *, source: str = "server"
+) -> Conversation:
     payloads = [parse_snapshot(copy.deepcopy(p)) for p in _payloads(plan, conversation_id)]
     ingest_snapshots(tenant, payloads, source=source, via="api")
     return Conversation.objects.get(tenant=tenant, external_id=conversation_id)
@@ -75,7 +77,9 @@ def quiet_plan() -> ConversationPlan:
     return ConversationPlan(
         name="weather",
         agent_name="weather_agent",
-        turns=(Turn(prompt="Weather in Kraków?", steps=(ToolStep("get_weather", "Kraków", "sunny"),), answer="Sunny."),),
+        turns=(
+            Turn(prompt="Weather in Kraków?", steps=(ToolStep("get_weather", "Kraków", "sunny"),), answer="Sunny."),
+        ),
     )
 
 
