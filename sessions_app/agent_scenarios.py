@@ -257,7 +257,9 @@ async def _run_plan(plan: ConversationPlan, store: Any, conversation_id: str, co
         # history as submitted is copied where a repair will happen.
         outcome.histories[run_id] = deepcopy(history) if turn.inject_orphan_result else list(history)
         try:
-            result = await agent.run(turn.prompt, message_history=history or None, conversation_id=conversation_id)
+            result = await agent.run(
+                turn.prompt, message_history=history or None, conversation_id=conversation_id, run_id=run_id
+            )
         except _ToolCancelled:
             outcome.interrupted.append(run_id)
             snapshot = await store.latest_snapshot(run_id=run_id)

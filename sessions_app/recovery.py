@@ -193,6 +193,9 @@ def merge_adjacent_requests(messages: Iterable[ModelMessage]) -> list[ModelMessa
                 instructions=last.instructions or message.instructions,
                 timestamp=message.timestamp or last.timestamp,
                 metadata=metadata,
+                # pydantic-ai re-stamps a merged request when it runs; here nothing will, so keep the stamps.
+                run_id=message.run_id or last.run_id,
+                conversation_id=message.conversation_id or last.conversation_id,
             )
         else:
             out.append(message)
