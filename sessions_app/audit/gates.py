@@ -174,11 +174,21 @@ def _as_items(data: Any) -> list[Any]:
 
 def load_history(stored: Sequence[str]) -> list[ModelMessage]:
     """The messages that validate; an unreadable one is reported by the round-trip gate, not here."""
-    messages: list[ModelMessage] = []
+    items: list[Any] = []
     for raw in stored:
         try:
-            messages.extend(ModelMessagesTypeAdapter.validate_python(_as_items(json.loads(raw))))
-        except (ValueError, ValidationError):
+            items.append(_as_items(json.loads(raw)))
+        except ValueError:
+            continue
+    try:
+        return ModelMessagesTypeAdapter.validate_python([item for group in items for item in group])
+    except ValidationError:
+        pass
+    messages: list[ModelMessage] = []
+    for group in items:  # one bad message must not hide the others from the remaining gates
+        try:
+            messages.extend(ModelMessagesTypeAdapter.validate_python(group))
+        except ValidationError:
             continue
     return messages
 
@@ -230,39 +240,59 @@ def _validation_location(error: ValidationError) -> str:
     return ".".join(str(item) for item in first["loc"]) + f" ({first['type']})"
 
 
+def _round_trip_problem(stored: Any) -> str | None:
+    """Why one stored message does not survive the adapter, or None when it does."""
+    try:
+        loaded = ModelMessagesTypeAdapter.validate_python(stored)
+    except ValidationError as error:
+        return f"does not validate as a ModelMessage at {_validation_location(error)}"
+    dumped = ModelMessagesTypeAdapter.dump_python(loaded, mode="json")
+    again = ModelMessagesTypeAdapter.dump_python(ModelMessagesTypeAdapter.validate_python(dumped), mode="json")
+    if sha256_hex(_canonical(stored)) == sha256_hex(_canonical(again)):
+        return None
+    return f"re-serializes differently at {_first_difference(_without_nulls(stored), _without_nulls(again))}"
+
+
 def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 1: dump with ModelMessagesTypeAdapter, validate back, normalize, hash; compare with the stored."""
-    findings: list[Finding] = []
+    parsed: list[Any] = []
+    problems: dict[int, str] = {}
     for index, raw in enumerate(ctx.stored_messages):
-        stored_hash = sha256_hex(raw)
         try:
-            stored = _as_items(json.loads(raw))
+            parsed.append(_as_items(json.loads(raw)))
         except ValueError:
-            problem = "is not JSON"
-        else:
-            try:
-                loaded = ModelMessagesTypeAdapter.validate_python(stored)
-                dumped = ModelMessagesTypeAdapter.dump_python(loaded, mode="json")
-                again = ModelMessagesTypeAdapter.dump_python(
-                    ModelMessagesTypeAdapter.validate_python(dumped), mode="json"
-                )
-            except ValidationError as error:
-                problem = f"does not validate as a ModelMessage at {_validation_location(error)}"
-            else:
-                if sha256_hex(_canonical(stored)) == sha256_hex(_canonical(again)):
-                    continue
-                difference = _first_difference(_without_nulls(stored), _without_nulls(again))
-                problem = f"re-serializes differently at {difference}"
-        findings.append(
-            Finding(
-                gate=ROUND_TRIP,
-                code=v.ROUND_TRIP_MISMATCH,
-                event_class=ROUND_TRIP_MISMATCH,
-                key=f"round_trip:{stored_hash}",
-                detail=f"Stored message {index} {problem}.",
-            )
+            parsed.append(None)
+            problems[index] = "is not JSON"
+    # Fast path: the whole history in one validate/dump/validate/dump pass; a message whose re-dump equals
+    # what is stored needs no normalizing or hashing. Only the others are examined one by one.
+    readable = [index for index, items in enumerate(parsed) if items is not None]
+    try:
+        loaded = ModelMessagesTypeAdapter.validate_python([item for i in readable for item in parsed[i]])
+        dumped = ModelMessagesTypeAdapter.dump_python(loaded, mode="json")
+        again = ModelMessagesTypeAdapter.dump_python(ModelMessagesTypeAdapter.validate_python(dumped), mode="json")
+    except ValidationError:
+        suspects = readable
+    else:
+        suspects, offset = [], 0
+        for index in readable:
+            count = len(parsed[index])
+            if again[offset : offset + count] != parsed[index]:
+                suspects.append(index)
+            offset += count
+    for index in suspects:
+        problem = _round_trip_problem(parsed[index])
+        if problem:
+            problems[index] = problem
+    return [
+        Finding(
+            gate=ROUND_TRIP,
+            code=v.ROUND_TRIP_MISMATCH,
+            event_class=ROUND_TRIP_MISMATCH,
+            key=f"round_trip:{sha256_hex(ctx.stored_messages[index])}",
+            detail=f"Stored message {index} {problem}.",
         )
-    return findings
+        for index, problem in sorted(problems.items())
+    ]
 
 
 # ---- gate 2: authority ---------------------------------------------------------------------------------
