@@ -185,63 +185,75 @@ def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict
     return ids, len(missing)
 
 
-def _run_for(tenant: Tenant, payload: SnapshotPayload, source: str, runs: dict[str, Run]) -> Run:
-    run = runs.get(payload.run_id)
-    if run is None:
-        run = (
-            Run.objects.select_for_update()
+def _runs_for(tenant: Tenant, prepared: Sequence[_Prepared], source: str) -> dict[str, Run]:
+    """Every run the batch names, existing (locked) or created; 409 for a run id of another conversation."""
+    wanted: dict[str, SnapshotPayload] = {}
+    for item in prepared:
+        wanted.setdefault(item.payload.run_id, item.payload)
+    runs: dict[str, Run] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = list(wanted)[start : start + 500]
+        for run in (
+            Run.objects.select_for_update(of=("self",))
             .select_related("conversation")
-            .filter(tenant=tenant, run_id=payload.run_id)
-            .first()
-        )
-    if run is not None:
-        if run.conversation.external_id != payload.conversation_id:
+            .filter(tenant=tenant, run_id__in=chunk)
+        ):
+            runs[run.run_id] = run
+    for item in prepared:
+        run = runs.get(item.payload.run_id)
+        if run is not None and run.conversation.external_id != item.payload.conversation_id:
             raise IngestError(
-                f"Run '{payload.run_id}' already belongs to conversation '{run.conversation.external_id}', "
-                f"not '{payload.conversation_id}'.",
+                f"Run '{item.payload.run_id}' already belongs to conversation '{run.conversation.external_id}', "
+                f"not '{item.payload.conversation_id}'.",
                 status=409,
             )
-    else:
-        conversation, _ = Conversation.objects.get_or_create(tenant=tenant, external_id=payload.conversation_id)
-        run = Run.objects.create(
-            tenant=tenant,
-            conversation=conversation,
-            run_id=payload.run_id,
-            agent_name=payload.agent,
-            parent_run_id=payload.parent_run_id,
-            source=source,
-            started_at=_first_timestamp(payload.messages) or timezone.now(),
-        )
-    runs[payload.run_id] = run
-    return run
-
-
-def _existing_snapshot(run: Run, item: _Prepared) -> int | None:
-    """The id of a stored snapshot this payload repeats: same idempotency key, or same (step, state) and content."""
-    snapshots = Snapshot.objects.filter(tenant_id=run.tenant_id, run=run)
-    if item.payload.idempotency_key:
-        found = snapshots.filter(idempotency_key=item.payload.idempotency_key).values_list("id", flat=True).first()
-        if found is not None:
-            return found
-    return (
-        snapshots.filter(step=item.payload.step, state=item.payload.state, digest=item.digest)
-        .values_list("id", flat=True)
-        .first()
+    new_runs = [payload for run_id, payload in wanted.items() if run_id not in runs]
+    conversations = {}
+    for payload in new_runs:
+        if payload.conversation_id not in conversations:
+            conversations[payload.conversation_id], _ = Conversation.objects.get_or_create(
+                tenant=tenant, external_id=payload.conversation_id
+            )
+    created = Run.objects.bulk_create(
+        [
+            Run(
+                tenant=tenant,
+                conversation=conversations[payload.conversation_id],
+                run_id=payload.run_id,
+                agent_name=payload.agent,
+                parent_run_id=payload.parent_run_id,
+                source=Source.CLIENT if payload.client_supplied else source,
+                started_at=_first_timestamp(payload.messages) or timezone.now(),
+            )
+            for payload in new_runs
+        ],
+        batch_size=500,
     )
+    runs.update({run.run_id: run for run in created})
+    return runs
 
 
-def _repeats_earlier_in_batch(item: _Prepared, run: Run, fresh: list[tuple[_Prepared, Run, str]]) -> bool:
-    """A payload repeated within one batch (a file listing a snapshot twice) is stored once."""
-    key = item.payload.idempotency_key
-    for other, other_run, _ in fresh:
-        if other_run is not run:
-            continue
-        if key and other.payload.idempotency_key == key:
-            return True
-        same_content = other.digest == item.digest
-        if same_content and (other.payload.step, other.payload.state) == (item.payload.step, item.payload.state):
-            return True
-    return False
+def _known_snapshots(tenant: Tenant, runs: Iterable[Run]) -> dict[tuple, int]:
+    """Identities of the runs' stored snapshots: ("key", run, idempotency key) and ("content", run, step, state,
+    digest), each to the snapshot id, so a repeat is found without a query per snapshot."""
+    known: dict[tuple, int] = {}
+    run_ids = [run.id for run in runs if run.id is not None]
+    for start in range(0, len(run_ids), 500):
+        rows = Snapshot.objects.filter(tenant=tenant, run_id__in=run_ids[start : start + 500]).values_list(
+            "id", "run_id", "idempotency_key", "step", "state", "digest"
+        )
+        for snapshot_id, run_id, key, step, state, digest in rows:
+            if key:
+                known.setdefault(("key", run_id, key), snapshot_id)
+            known.setdefault(("content", run_id, step, state, digest), snapshot_id)
+    return known
+
+
+def _identities(run: Run, item: _Prepared) -> list[tuple]:
+    identities = [("content", run.id, item.payload.step, item.payload.state, item.digest)]
+    if item.payload.idempotency_key:
+        identities.insert(0, ("key", run.id, item.payload.idempotency_key))
+    return identities
 
 
 def _apply_tool_effects(tenant: Tenant, effects: Iterable[ToolEffectPayload], runs: dict[str, Run]) -> int:
@@ -284,56 +296,73 @@ def ingest_snapshots(
     prepared = [_prepare(payload) for payload in payloads]
     result = IngestResult()
     with transaction.atomic():
-        runs: dict[str, Run] = {}
+        runs = _runs_for(tenant, prepared, source)
+        known = _known_snapshots(tenant, runs.values())
         touched_runs: dict[int, Run] = {}
-        fresh: list[tuple[_Prepared, Run, str]] = []
+        fresh: list[_Prepared] = []
         for item in prepared:
-            payload = item.payload
-            snapshot_source = Source.CLIENT if payload.client_supplied else source
-            run = _run_for(tenant, payload, snapshot_source, runs)
+            run = runs[item.payload.run_id]
             result.runs.add(run.run_id)
-            result.conversations.add(payload.conversation_id)
-            if _repeats_earlier_in_batch(item, run, fresh):
+            result.conversations.add(item.payload.conversation_id)
+            identities = _identities(run, item)
+            repeat_of = next((known[i] for i in identities if i in known), None)
+            if repeat_of is not None:
+                if repeat_of > 0:
+                    result.repeated.append(repeat_of)
                 continue
-            existing = _existing_snapshot(run, item)
-            if existing is not None:
-                result.repeated.append(existing)
-            else:
-                fresh.append((item, run, snapshot_source))
-        message_ids, result.new_messages = _store_messages(tenant, [item for item, _, _ in fresh])
-        next_seq: dict[int, int] = {}
-        for item, run, snapshot_source in fresh:
-            if run.id not in next_seq:
-                next_seq[run.id] = (run.snapshots.aggregate(top=Max("seq"))["top"] or 0) + 1
-            snapshot = Snapshot.objects.create(
-                tenant=tenant,
-                run=run,
-                seq=next_seq[run.id],
-                step=item.payload.step,
-                state=item.payload.state,
-                source=snapshot_source,
-                via=via,
-                idempotency_key=item.payload.idempotency_key,
-                digest=item.digest,
-                message_count=len(item.shas),
+            for identity in identities:
+                known[identity] = 0  # a later copy in this same batch is a repeat too
+            fresh.append(item)
+        message_ids, result.new_messages = _store_messages(tenant, fresh)
+        next_seq = dict(
+            Snapshot.objects.filter(tenant=tenant, run_id__in=[runs[i.payload.run_id].id for i in fresh])
+            .values("run_id")
+            .annotate(top=Max("seq"))
+            .values_list("run_id", "top")
+        )
+        snapshots = []
+        for item in fresh:
+            run = runs[item.payload.run_id]
+            snapshot_source = Source.CLIENT if item.payload.client_supplied else source
+            next_seq[run.id] = next_seq.get(run.id, 0) + 1
+            snapshots.append(
+                Snapshot(
+                    tenant=tenant,
+                    run=run,
+                    seq=next_seq[run.id],
+                    step=item.payload.step,
+                    state=item.payload.state,
+                    source=snapshot_source,
+                    via=via,
+                    idempotency_key=item.payload.idempotency_key,
+                    digest=item.digest,
+                    message_count=len(item.shas),
+                )
             )
-            next_seq[run.id] += 1
-            SnapshotMessage.objects.bulk_create(
-                [
-                    SnapshotMessage(snapshot=snapshot, position=i, message_id=message_ids[sha])
-                    for i, sha in enumerate(item.shas)
-                ],
-                batch_size=1000,
-            )
-            result.created.append(snapshot.id)
             _note_snapshot_on_run(run, item.payload, snapshot_source)
             touched_runs[run.id] = run
+        Snapshot.objects.bulk_create(snapshots, batch_size=500)
+        SnapshotMessage.objects.bulk_create(
+            [
+                SnapshotMessage(snapshot=snapshot, position=i, message_id=message_ids[sha])
+                for snapshot, item in zip(snapshots, fresh, strict=True)
+                for i, sha in enumerate(item.shas)
+            ],
+            batch_size=2000,
+        )
+        result.created = [snapshot.id for snapshot in snapshots]
         result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)
         if tool_effects:
             touched_runs.update({run.id: run for run in runs.values()})
-        for run in touched_runs.values():
-            run.save()
-        refresh_conversations({run.conversation for run in touched_runs.values()}, list(touched_runs.values()))
+        Run.objects.bulk_update(
+            list(touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
+        )
+        known = {
+            message_ids[sha]: message
+            for item in fresh
+            for sha, message in zip(item.shas, item.payload.messages, strict=True)
+        }
+        refresh_conversations({run.conversation for run in touched_runs.values()}, list(touched_runs.values()), known)
     return result
 
 

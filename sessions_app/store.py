@@ -18,8 +18,14 @@ from sessions_app.rendering import message_role, message_text
 from sessions_app.serialization import dump_message, load_message, sha256_text
 
 
-def load_run_inputs(conversation: Conversation) -> tuple[list[RunInput], dict[int, int]]:
-    """The conversation's runs and snapshots as plain recovery input, plus id(message object) → StoredMessage id."""
+def load_run_inputs(
+    conversation: Conversation, known: dict[int, ModelMessage] | None = None
+) -> tuple[list[RunInput], dict[int, int]]:
+    """The conversation's runs and snapshots as plain recovery input, plus id(message object) → StoredMessage id.
+
+    `known` maps StoredMessage ids to message objects the caller already holds (ingestion just validated them),
+    so only the others are read and parsed again.
+    """
     runs = list(Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation))
     snapshots = list(
         Snapshot.objects.filter(tenant_id=conversation.tenant_id, run__in=runs).order_by("run_id", "seq")
@@ -33,12 +39,14 @@ def load_run_inputs(conversation: Conversation) -> tuple[list[RunInput], dict[in
     for snapshot_id, message_id in refs:
         message_ids_by_snapshot.setdefault(snapshot_id, []).append(message_id)
     wanted = {mid for ids in message_ids_by_snapshot.values() for mid in ids}
-    objects = {
-        mid: load_message(data)
-        for mid, data in StoredMessage.objects.filter(tenant_id=conversation.tenant_id, id__in=wanted).values_list(
-            "id", "data"
-        )
-    }
+    known = known or {}
+    objects = {mid: known[mid] for mid in wanted if mid in known}
+    missing = [mid for mid in wanted if mid not in objects]
+    for start in range(0, len(missing), 2000):
+        rows = StoredMessage.objects.filter(
+            tenant_id=conversation.tenant_id, id__in=missing[start : start + 2000]
+        ).values_list("id", "data")
+        objects.update((mid, load_message(data)) for mid, data in rows)
     stored_id_of = {id(obj): mid for mid, obj in objects.items()}
     snapshots_by_run: dict[int, list[SnapshotInput]] = {}
     for snapshot in snapshots:
@@ -114,13 +122,13 @@ def _same(a: TranscriptEntry, b: TranscriptEntry) -> bool:
     )
 
 
-def rebuild_transcript(conversation: Conversation) -> int:
+def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage] | None = None) -> int:
     """Recover the conversation again and rewrite the transcript from its first changed entry; returns its length.
 
     Entries before the first difference stay (with their index rows), so appending a step costs the new messages.
     """
     with transaction.atomic():
-        run_inputs, stored_id_of = load_run_inputs(conversation)
+        run_inputs, stored_id_of = load_run_inputs(conversation, known)
         new = _entries_for(conversation, recover_conversation(run_inputs), stored_id_of)
         old = list(
             TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).order_by(
@@ -143,10 +151,12 @@ def rebuild_transcript(conversation: Conversation) -> int:
     return length
 
 
-def refresh_conversations(conversations: Iterable[Conversation], runs: Iterable[Run]) -> None:
+def refresh_conversations(
+    conversations: Iterable[Conversation], runs: Iterable[Run], known: dict[int, ModelMessage] | None = None
+) -> None:
     """After new snapshots: re-recover each touched conversation, then re-audit each touched run."""
     for conversation in conversations:
-        rebuild_transcript(conversation)
+        rebuild_transcript(conversation, known)
     for run in runs:
         audit_run(run)
 
