@@ -1,12 +1,12 @@
 """Sessiondesk settings, read from the environment (see README "Configuration")."""
 
+import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from config.env import database_from_url, env_bool, env_int, env_list
-
-import os
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("SESSIONDESK_DATA_DIR", BASE_DIR / ".data"))
@@ -14,8 +14,6 @@ DATA_DIR = Path(os.environ.get("SESSIONDESK_DATA_DIR", BASE_DIR / ".data"))
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = os.environ.get("SECRET_KEY") or ("insecure-dev-key-only-for-debug" if DEBUG else "")
 if not SECRET_KEY:
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

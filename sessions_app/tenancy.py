@@ -4,20 +4,16 @@ Helpers here only ever narrow a queryset to a tenant; anything outside it is ind
 something that does not exist (404).
 """
 
-from typing import TypeVar
-
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-M = TypeVar("M", bound=Model)
 
-
-def scoped(model: type[M], tenant) -> QuerySet[M]:
+def scoped[M: Model](model: type[M], tenant) -> QuerySet[M]:
     """All rows of `model` that belong to `tenant`."""
     return model._default_manager.filter(tenant=tenant)
 
 
-def get_scoped_or_404(model: type[M], tenant, **lookup) -> M:
+def get_scoped_or_404[M: Model](model: type[M], tenant, **lookup) -> M:
     """One row of `tenant`, or 404 exactly as for a row that does not exist."""
     try:
         return scoped(model, tenant).get(**lookup)
