@@ -77,12 +77,23 @@ def tf_norm(tf: int, length: int, average_length: float, params: Bm25Params) -> 
 
 
 def phrase_frequency(base: Sequence[str], phrase: Sequence[str]) -> int:
-    """How often `phrase` occurs in `base` as consecutive terms (occurrences may overlap)."""
+    """How often `phrase` occurs in `base` as consecutive terms, counting non-overlapping occurrences.
+
+    Non-overlapping ("a a" occurs once in "a a a") so that the SQL ranking, which counts with `replace()`,
+    gives the same number.
+    """
     n = len(phrase)
     if n == 0 or n > len(base):
         return 0
-    first = phrase[0]
-    return sum(1 for i in range(len(base) - n + 1) if base[i] == first and list(base[i : i + n]) == list(phrase))
+    wanted = list(phrase)
+    count, i = 0, 0
+    while i <= len(base) - n:
+        if base[i] == wanted[0] and list(base[i : i + n]) == wanted:
+            count += 1
+            i += n
+        else:
+            i += 1
+    return count
 
 
 def _clause_present(clause: Clause, doc: Document) -> bool:

@@ -16,6 +16,8 @@ from django.db.models import Count, Sum
 
 from search_app import bm25
 from search_app.backends import Lookup, Scope, backend_for_connection
+from search_app.backends.base import CANDIDATE_FIELDS, Candidate, rows_to_candidates, scope_sql
+from search_app.backends.sql_ranking import Filters, rank_in_database, sql_rankable
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.query import ParsedQuery, QueryError, parse_query
@@ -209,7 +211,24 @@ def run_search(
     search_scope = Scope(tenant_ids=tenant_ids, conversation_pk=conversation_pk, run_pk=run_pk)
     response.indexing = pending_in(tenant_ids, conversation_pk)
     stats = _statistics(search_scope)
-    candidates = backend_for_connection().candidates(search_scope, Lookup.of(parsed.should))
+    backend = backend_for_connection()
+    lookup = Lookup.of(parsed.should)
+    if sql_rankable(parsed) and getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", True):
+        where, where_params = scope_sql(search_scope)
+        ranked, response.total_matches = rank_in_database(
+            parsed,
+            *backend.candidate_sql(lookup),
+            where,
+            where_params,
+            stats,
+            bm25_params(),
+            Filters(tuple(roles), agent, since, until),
+            limit,
+        )
+        response.results = _hits(ranked, _metadata([key for key, _ in ranked]), parsed, searchable)
+        return fit_response(response)
+
+    candidates = backend.candidates(search_scope, lookup)
     by_key = {candidate.entry_id: candidate for candidate in candidates}
 
     def visible(key: int) -> bool:
@@ -227,6 +246,12 @@ def run_search(
     response.total_matches = len(ranked)
     response.results = _hits(ranked[:limit], by_key, parsed, searchable)
     return fit_response(response)
+
+
+def _metadata(ids: list[int]) -> dict[int, Candidate]:
+    """Provenance of the returned hits only (their terms are not needed once ranked)."""
+    rows = SearchDocument.objects.filter(entry_id__in=ids).values_list(*CANDIDATE_FIELDS[:-1])
+    return {candidate.entry_id: candidate for candidate in rows_to_candidates([(*row, "") for row in rows])}
 
 
 def _hits(ranked, by_key, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:

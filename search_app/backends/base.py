@@ -85,6 +85,22 @@ class SearchBackend(Protocol):
         """Every document of `scope` holding any looked-up term, read through the full-text index."""
         ...
 
+    def candidate_sql(self, lookup: Lookup) -> tuple[str, list]:
+        """A WHERE condition on the documents table selecting the same candidates, for in-database ranking."""
+        ...
+
+
+def scope_sql(scope: Scope) -> tuple[str, list]:
+    sql = f"tenant_id IN ({', '.join(['%s'] * len(scope.tenant_ids))})"
+    params: list = list(scope.tenant_ids)
+    if scope.conversation_pk is not None:
+        sql += " AND conversation_id = %s"
+        params.append(scope.conversation_pk)
+    if scope.run_pk is not None:
+        sql += " AND run_id = %s"
+        params.append(scope.run_pk)
+    return sql, params
+
 
 def rows_to_candidates(rows) -> list[Candidate]:
     return [

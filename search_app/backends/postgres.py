@@ -16,7 +16,10 @@ def tsquery(lookup: Lookup) -> str:
 class PostgresBackend:
     vendor = "postgresql"
 
+    def candidate_sql(self, lookup: Lookup) -> tuple[str, list]:
+        return "tsv @@ %s::tsquery", [tsquery(lookup)]
+
     def candidates(self, scope: Scope, lookup: Lookup) -> list[Candidate]:
-        matches = RawSQL("tsv @@ %s::tsquery", [tsquery(lookup)], output_field=BooleanField())
+        matches = RawSQL(*self.candidate_sql(lookup), output_field=BooleanField())
         rows = SearchDocument.objects.filter(scope.as_q()).filter(matches).values_list(*CANDIDATE_FIELDS)
         return rows_to_candidates(rows)

@@ -16,11 +16,10 @@ def fts5_query(lookup: Lookup) -> str:
 class SqliteBackend:
     vendor = "sqlite"
 
+    def candidate_sql(self, lookup: Lookup) -> tuple[str, list]:
+        return "entry_id IN (SELECT rowid FROM search_app_fts WHERE search_app_fts MATCH %s)", [fts5_query(lookup)]
+
     def candidates(self, scope: Scope, lookup: Lookup) -> list[Candidate]:
-        matches = RawSQL(
-            "entry_id IN (SELECT rowid FROM search_app_fts WHERE search_app_fts MATCH %s)",
-            [fts5_query(lookup)],
-            output_field=BooleanField(),
-        )
+        matches = RawSQL(*self.candidate_sql(lookup), output_field=BooleanField())
         rows = SearchDocument.objects.filter(scope.as_q()).filter(matches).values_list(*CANDIDATE_FIELDS)
         return rows_to_candidates(rows)

@@ -55,7 +55,7 @@ def test_rare_terms_outrank_common_ones():
 
 
 @pytest.fixture
-def corpus(tenant, other_tenant):
+def corpus(tenant, other_tenant, ranking):
     """Three conversations of `tenant`, one of `other_tenant`; returns entry id -> index terms per conversation."""
     texts = zipf_texts(240, seed=11)
     by_conversation: dict[str, dict[int, list[str]]] = {}

@@ -18,7 +18,7 @@ from tests.search_app.factories import (
     tool_result,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("ranking")]
 
 MESSAGES = [
     "Please roll back the checkout service in Zürich",  # 0 user
@@ -118,3 +118,28 @@ def test_each_result_carries_its_provenance(tenant, conversation):
     assert hit.score > 0
     assert hit.snippet == "I will run rollback-v2.sh for ticket QUOKKA-5521."
     assert hit.snippet_html == "I will run rollback-v2.sh for ticket <mark>QUOKKA</mark>-<mark>5521</mark>."
+
+
+def test_a_repeated_phrase_counts_its_non_overlapping_occurrences(tenant):
+    run = make_run(make_conversation(tenant, "rep"), "run-rep")
+    add_messages(run, ["la la la la la", "la la", "la la la"])
+    response = run_search(tenant=tenant, query='"la la"', conversation_id="rep")
+    by_position = {hit.position: hit.score for hit in response.results}
+    # Occurrences: 2, 1 and 1; the three-word message is longer than the two-word one, so it scores lower.
+    assert sorted(by_position) == [0, 1, 2]
+    assert by_position[1] > by_position[2]
+
+
+@pytest.mark.parametrize(
+    "query", ['"la la"', "la", "rollback zurich", '"canary deploy" -staging', 'deploy -"canary is red"', "数据"]
+)
+def test_the_database_ranker_and_the_python_ranker_give_identical_answers(tenant, conversation, settings, query):
+    run = make_run(make_conversation(tenant, "rep2"), "run-rep2")
+    add_messages(run, ["la la la la la", "la la", "la la la"])
+    answers = []
+    for in_database in (True, False):
+        settings.SESSIONDESK_SEARCH_SQL_RANKING = in_database
+        response = run_search(tenant=tenant, query=query, scope="tenant", limit=25)
+        answers.append([(hit.entry_id, round(hit.score, 9)) for hit in response.results])
+    assert answers[0] == answers[1]
+    assert answers[0]

@@ -1,0 +1,142 @@
+"""Exact BM25 computed inside the database, for both backends: only the top hits travel to Python.
+
+The same formula as search_app.bm25, in SQL. A document's terms are stored joined by single spaces; doubling
+the spaces makes every term (and every phrase) occurrence a distinct, non-overlapping substring ` term `, so
+`(length(s) - length(replace(s, ' term ', ''))) / length(' term ')` is the term frequency, exactly. Document
+frequencies are counted over every candidate of the scope (before filters and exclusions, as statistics must
+be), idf and the length norm use float8 arithmetic, ties break by entry id as in Python.
+
+Used for queries of words and phrases of non-CJK words; prefixes (whose expansions are only known from the
+documents) and CJK phrases (whose adjacency the bigram-interleaved stream does not show as a substring) are
+ranked by search_app.bm25 over the candidates instead. Both are exact; the conformance tests run both.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+
+from search_app.bm25 import Bm25Params, ScopeStats
+from search_app.query import ParsedQuery, Phrase, Prefix, Term
+from search_app.tokenize import is_cjk
+
+DOCS = "search_app_searchdocument"
+
+
+@dataclass(frozen=True)
+class Filters:
+    roles: tuple[str, ...] = ()
+    agent: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def sql_rankable(query: ParsedQuery) -> bool:
+    clauses = query.should + query.must_not
+    if any(isinstance(clause, Prefix) for clause in query.should):
+        return False
+    return not any(isinstance(clause, Phrase) and any(is_cjk(term[0]) for term in clause.terms) for clause in clauses)
+
+
+def _pattern(terms: tuple[str, ...]) -> str:
+    return " " + "  ".join(terms) + " "
+
+
+def _count(pattern: str, params: list) -> str:
+    params.extend([pattern, len(pattern)])
+    return "((length(s) - length(replace(s, %s, ''))) / %s)"
+
+
+def rank_in_database(
+    query: ParsedQuery,
+    candidate_sql: str,
+    candidate_params: list,
+    scope_sql: str,
+    scope_params: list,
+    stats: ScopeStats,
+    params: Bm25Params,
+    filters: Filters,
+    limit: int,
+) -> tuple[list[tuple[int, float]], int]:
+    """The top `limit` (entry id, score) of visible, non-excluded matches, and how many matched in all."""
+    if stats.documents == 0:
+        return [], 0
+    terms: dict[str, int] = {}
+    for clause in query.should:
+        for term in (clause.term,) if isinstance(clause, Term) else clause.terms:
+            terms.setdefault(term, len(terms))
+
+    sql_params: list = []
+    columns = [f"{_count(_pattern((term,)), sql_params)} AS tf_{i}" for term, i in terms.items()]
+    phrases = [clause for clause in query.should if isinstance(clause, Phrase)]
+    columns += [f"{_count(_pattern(p.terms), sql_params)} AS pf_{j}" for j, p in enumerate(phrases)]
+
+    exclusions = []
+    for clause in query.must_not:
+        if isinstance(clause, Prefix):
+            sql_params.append(f"% {clause.prefix}%")
+            exclusions.append("s LIKE %s")
+        else:
+            pattern = _pattern((clause.term,) if isinstance(clause, Term) else clause.terms)
+            sql_params.append(f"%{pattern}%")
+            exclusions.append("s LIKE %s")
+    columns.append(f"({' OR '.join(exclusions)}) AS excluded" if exclusions else "0 = 1 AS excluded")
+
+    visible = []
+    if filters.roles:
+        visible.append(f"role IN ({', '.join(['%s'] * len(filters.roles))})")
+        sql_params.extend(filters.roles)
+    if filters.agent is not None:
+        visible.append("agent_name = %s")
+        sql_params.append(filters.agent)
+    adapt = connection.ops.adapt_datetimefield_value
+    if filters.since is not None:
+        visible.append("timestamp >= %s")
+        sql_params.append(adapt(filters.since))
+    if filters.until is not None:
+        visible.append("timestamp < %s")
+        sql_params.append(adapt(filters.until))
+    columns.append(f"({' AND '.join(visible)}) AS visible" if visible else "1 = 1 AS visible")
+    sql_params.extend([float(params.k1), float(params.b), float(params.b), float(stats.average_length)])
+    columns.append("%s * (1.0 - %s + %s * length / %s) AS norm")
+
+    dfs = ", ".join(f"count(*) FILTER (WHERE tf_{i} > 0) AS df_{i}" for i in terms.values())
+    n = float(stats.documents)
+    # float8 throughout: PostgreSQL's numeric arithmetic per row would be several times slower.
+    idfs = ", ".join(
+        f"CAST(ln(1.0 + ({n!r} - df_{i} + 0.5) / (df_{i} + 0.5)) AS DOUBLE PRECISION) AS idf_{i}"
+        for i in terms.values()
+    )
+    parts = [
+        f"CASE WHEN tf_{terms[c.term]} > 0 THEN idf_{terms[c.term]} * tf_{terms[c.term]} / "
+        f"(tf_{terms[c.term]} + norm) ELSE 0.0 END"
+        for c in query.should
+        if isinstance(c, Term)
+    ]
+    for j, phrase in enumerate(phrases):
+        weight = " + ".join(f"idf_{terms[t]}" for t in phrase.terms)
+        parts.append(f"CASE WHEN pf_{j} > 0 THEN ({weight}) * pf_{j} / (pf_{j} + norm) ELSE 0.0 END")
+
+    sql = f"""
+        WITH c AS MATERIALIZED (
+            SELECT entry_id, {", ".join(columns)}
+            FROM (
+                SELECT entry_id, length, role, agent_name, timestamp,
+                       '  ' || replace(terms, ' ', '  ') || '  ' AS s
+                FROM {DOCS} WHERE {scope_sql} AND {candidate_sql}
+            ) AS x
+        ),
+        w AS (SELECT {idfs} FROM (SELECT {dfs} FROM c) AS d)
+        SELECT entry_id, score, count(*) OVER () AS total FROM (
+            SELECT c.entry_id, ({" + ".join(parts)}) AS score FROM c CROSS JOIN w
+            WHERE c.visible AND NOT c.excluded
+        ) AS r
+        WHERE score > 0
+        ORDER BY score DESC, entry_id
+        LIMIT %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*sql_params, *scope_params, *candidate_params, limit])
+        rows = cursor.fetchall()
+    total = rows[0][2] if rows else 0
+    return [(entry_id, float(score)) for entry_id, score, _ in rows], total
