@@ -47,6 +47,7 @@ from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelRequestPart,
+    ModelResponse,
     ModelResponsePart,
     RetryPromptPart,
     SystemPromptPart,
@@ -265,15 +266,16 @@ def _kept_prefix(
             stream.extend((i, _part_key(p)) for p in message.parts)
         else:
             stream.append((i, None))
+    stream_keys = {key for _, key in stream}
+    indices_of: dict[str, list[int]] = {}
+    for i, key in enumerate(hashes):
+        indices_of.setdefault(key, []).append(i)
     cursor = 0
     for position in lineage:
         if cursor >= len(stream):
             break
         entry = entries[position]
-        found = next(
-            (i for i in range(stream[cursor][0], len(messages)) if starts[i] >= cursor and hashes[i] == entry.hash),
-            None,
-        )
+        found = next((i for i in indices_of.get(entry.hash, ()) if starts[i] >= cursor), None)
         if found is not None:
             matches.append((position, found))
             exact.add(found)
@@ -281,7 +283,9 @@ def _kept_prefix(
             continue
         if not isinstance(entry.message, ModelRequest) or not entry.message.parts:
             continue
-        wanted = [_part_key(p) for p in entry.message.parts]
+        if entry.part_keys()[0] not in stream_keys:
+            continue
+        wanted = entry.part_keys()
         for s in range(cursor, len(stream) - len(wanted) + 1):
             window = stream[s : s + len(wanted)]
             if [key for _, key in window] == wanted and window[0][0] == window[-1][0]:
@@ -319,7 +323,7 @@ def _leading_match(
         if not (isinstance(message, ModelRequest) and isinstance(entry.message, ModelRequest)):
             break
         if pending is None:
-            pending = [_part_key(p) for p in entry.message.parts]
+            pending = list(entry.part_keys())
         keys = [_part_key(p) for p in message.parts]
         if not keys or pending[: len(keys)] != keys:
             break
@@ -340,6 +344,13 @@ class _Entry:
     message: ModelMessage
     hash: str
     run_id: str
+    _part_keys: list[str] | None = None
+
+    def part_keys(self) -> list[str]:
+        # Computed once per record entry: the kept-prefix check asks for them snapshot after snapshot.
+        if self._part_keys is None:
+            self._part_keys = [_part_key(p) for p in self.message.parts]  # type: ignore[arg-type]
+        return self._part_keys
 
 
 @dataclass
@@ -380,6 +391,9 @@ def _align(
     repeating the tail (the same "continue" exchange twice).
     """
     lineage_hashes = [entries[p].hash for p in lineage]
+    if lineage and hashes[: len(lineage)] == lineage_hashes and len(hashes) > len(lineage):
+        # The common case, no compaction since the last snapshot: it extends the lineage.
+        return _block_alignment(lineage, len(lineage), 0, [])
     blocks = tail_blocks(lineage_hashes, hashes)
     explained: list[_Alignment] = []
     for k, start in blocks:
@@ -414,15 +428,66 @@ def _choose_base(
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
 
-    Candidates are every earlier run's lineage, most recent first; the longest tail block wins, then the
-    longest leading match (a fork from an earlier point); ties keep the most recent run.
+    Candidates are the earlier runs' lineages, most recent first: the first whose tail the snapshot repeats
+    wins (a run continued through `message_history`); when none does, the longest leading match (a fork
+    from an earlier point, or a continuation whose inherited tail compaction dropped); ties keep the most
+    recent run. Stopping at the first tail found keeps a long thread linear in its number of runs.
     """
     best: tuple[list[int], _Alignment] = ([], _Alignment(0, [], 0))
+    seen: set[tuple[int, ...]] = set()
     for state in reversed(previous):
+        key = tuple(state.lineage[-1:]) + (len(state.lineage),)
+        if key in seen:
+            continue  # same lineage as a more recent run (e.g. a run that added nothing)
+        seen.add(key)
         alignment = _align(state.lineage, entries, messages, hashes)
+        if alignment.block:
+            return state.lineage, alignment
         if alignment.score > best[1].score:
             best = (state.lineage, alignment)
     return best
+
+
+class _HashMemo:
+    """`message_hash` paid once per distinct message, not once per snapshot that repeats it.
+
+    Serializing is most of recovery's cost, and every snapshot repeats the history before it. A store that
+    shares message objects between snapshots (Sessiondesk's own, content-addressed) hits on identity; the
+    harness's stores deep-copy each snapshot, so copies are found by a cheap fingerprint and confirmed with
+    dataclass equality, which compares every serialized field. Cached objects are held, so ids stay unique.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[ModelMessage, str]] = {}
+        self._by_fingerprint: dict[tuple[object, ...], list[tuple[ModelMessage, str]]] = {}
+
+    @staticmethod
+    def _fingerprint(message: ModelMessage) -> tuple[object, ...]:
+        first = message.parts[0] if message.parts else None
+        content = getattr(first, "content", None)
+        return (
+            type(message),
+            len(message.parts),
+            type(first),
+            getattr(first, "tool_call_id", None),
+            getattr(first, "timestamp", None),
+            len(content) if isinstance(content, str) else None,
+            # A response's timestamp is set when it is created; a request's may be stamped later.
+            message.timestamp if isinstance(message, ModelResponse) else None,
+        )
+
+    def __call__(self, message: ModelMessage) -> str:
+        cached = self._by_id.get(id(message))
+        if cached is not None:
+            return cached[1]
+        fingerprint = self._fingerprint(message)
+        candidates = self._by_fingerprint.setdefault(fingerprint, [])
+        key = next((key for other, key in reversed(candidates) if other == message), None)
+        if key is None:
+            key = message_hash(message)
+            candidates.append((message, key))
+        self._by_id[id(message)] = (message, key)
+        return key
 
 
 def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
@@ -431,6 +496,8 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     Runs are ordered by `(started_at, run_id)`, snapshots by `seq`. A summary artifact is placed where it
     first appeared: after the messages recorded before the snapshot that first carried it.
     """
+    hash_of = _HashMemo()
+
     entries: list[_Entry] = []
     artifacts_before: dict[int, list[tuple[ModelRequest, str]]] = {}
     seen_artifacts: set[str] = set()
@@ -451,7 +518,7 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
                         artifacts_before.setdefault(len(entries), []).append((artifact, run.run_id))
                 if rest is not None:
                     messages.append(rest)
-            hashes = [message_hash(m) for m in messages]
+            hashes = [hash_of(m) for m in messages]
 
             state = states.get(run.run_id)
             if state is None:
