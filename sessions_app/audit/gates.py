@@ -263,20 +263,23 @@ def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> lis
         except ValueError:
             parsed.append(None)
             problems[index] = "is not JSON"
-    # Fast path: the whole history in one validate/dump/validate/dump pass; a message whose re-dump equals
-    # what is stored needs no normalizing or hashing. Only the others are examined one by one.
+    # Fast path: the whole history in one dump and one validate-back; a message whose dump equals what is
+    # stored needs no normalizing or hashing. Only the others are examined one by one.
     readable = [index for index, items in enumerate(parsed) if items is not None]
+    items = [item for i in readable for item in parsed[i]]
     try:
-        loaded = ModelMessagesTypeAdapter.validate_python([item for i in readable for item in parsed[i]])
-        dumped = ModelMessagesTypeAdapter.dump_python(loaded, mode="json")
-        again = ModelMessagesTypeAdapter.dump_python(ModelMessagesTypeAdapter.validate_python(dumped), mode="json")
-    except ValidationError:
+        if len(items) != len(messages):
+            raise ValueError("the messages were not loaded from these stored messages")
+        dumped = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+        if ModelMessagesTypeAdapter.validate_python(dumped) != list(messages):
+            raise ValueError("the dump does not validate back to the same messages")
+    except (ValueError, ValidationError):
         suspects = readable
     else:
         suspects, offset = [], 0
         for index in readable:
             count = len(parsed[index])
-            if again[offset : offset + count] != parsed[index]:
+            if dumped[offset : offset + count] != parsed[index]:
                 suspects.append(index)
             offset += count
     for index in suspects:
