@@ -6,6 +6,7 @@ compaction) and stored through the product's own ingestion, exactly as the API w
 
 import copy
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
@@ -24,10 +25,15 @@ PASSWORD = "pw-for-tests-1"
 
 @functools.cache
 def _payloads(plan: ConversationPlan, conversation_id: str) -> tuple[dict, ...]:
-    # Running the agents is the slow part and touches no database: once per test session per plan.
-    store = InMemoryStepStore()
-    run_plan(plan, store, conversation_id=conversation_id)
-    return tuple(store_as_payloads(store, conversation_id))
+    # Running the agents is the slow part and touches no database: once per test session per plan. In a
+    # thread of its own, because the scenarios call asyncio.run and browser tests already run a loop here.
+    def run() -> tuple[dict, ...]:
+        store = InMemoryStepStore()
+        run_plan(plan, store, conversation_id=conversation_id)
+        return tuple(store_as_payloads(store, conversation_id))
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
 
 
 def ingest_plan(
@@ -99,8 +105,7 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-@pytest.fixture
-def world(db) -> World:
+def build_world() -> World:
     cache.clear()  # login throttle counts live in the cache
     acme = make_tenant("acme", "Acme")
     globex = make_tenant("globex", "Globex")
@@ -118,6 +123,11 @@ def world(db) -> World:
         foreign=ingest_plan(globex, deploy_plan(name="g"), "conv-globex"),
         users=users,
     )
+
+
+@pytest.fixture
+def world(db) -> World:
+    return build_world()
 
 
 def client_for(user) -> Client:

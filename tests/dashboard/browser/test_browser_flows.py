@@ -1,0 +1,139 @@
+"""End-to-end flows in a real Chromium: each role doing its job, with HTMX and the keyboard."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from sessions_app.models import Run, TranscriptEntry
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_support_member_logs_in_and_reads_a_transcript(live_world, login, page, live_server, shoot):
+    login("sam")
+    shoot("conversations")
+    page.get_by_role("link", name="conv-deploy").click()
+    page.wait_for_selector("#m-0")
+    assert page.locator(".toolpair").count() >= 3
+    assert "DEPLOY_TOKEN=***" in page.content()
+    shoot("conversation", full_page=True)
+    assert page.console_errors == []
+
+
+def test_search_as_you_type_then_open_the_hit_in_context(live_world, login, page, live_server, shoot):
+    login("sam")
+    page.keyboard.press("/")  # on the list, "/" focuses the ranked free-text filter
+    assert page.evaluate("document.activeElement.id") == "filter-q"
+    page.goto(f"{live_server.url}/search/")
+    box = page.get_by_label('Words, "a phrase", -excluded, prefix*')
+    box.press_sequentially("QUOKKA", delay=30)
+    page.wait_for_selector(".result-group")
+    assert page.locator("mark").first.inner_text().lower().startswith("quokka")
+    shoot("search")
+    hit = page.locator("a.hit").first
+    href = hit.get_attribute("href")
+    position = href.split("#m-")[1]
+    hit.click()
+    page.wait_for_url(f"**/conversations/*/?at={position}#m-{position}")
+    target = page.locator(f"#m-{position}")
+    assert "hit" in target.get_attribute("class")
+    assert target.is_visible()
+    assert page.console_errors == []
+
+
+def test_an_operator_filters_conversations_by_verdict_without_reloading(live_world, login, page, live_server):
+    login("olga")
+    page.evaluate("window.__same_document = true")
+    page.get_by_label("Verdict").select_option("INTERRUPTED TOOL")
+    expect(page.locator("#rows [data-primary]")).to_have_count(1)
+    assert "verdict=INTERRUPTED%20TOOL" in page.url  # pushed to history, so the filtered view has a link
+    assert page.locator("#rows [data-primary]").inner_text() == "conv-deploy"
+    assert page.evaluate("window.__same_document") is True  # HTMX swapped the results; no full reload
+    assert page.console_errors == []
+
+
+def test_an_operator_opens_a_repair_and_its_run_audit(live_world, login, page, live_server, shoot):
+    login("olga")
+    page.get_by_role("link", name="Repairs").click()
+    page.wait_for_selector("td")
+    assert "INTERRUPTED TOOL" in page.content()
+    shoot("repairs")
+    page.locator("a[data-primary]").first.click()
+    page.wait_for_selector("h1")
+    assert "Audit of run" in page.locator("h1").inner_text()
+    assert "not a retry order" in page.content()
+    shoot("run-audit")
+
+
+def test_an_admin_exports_a_conversation_and_pydantic_ai_loads_it(live_world, login, page, live_server, tmp_path):
+    login("ada")
+    page.get_by_role("link", name="conv-deploy").click()
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="JSON", exact=True).click()
+    path = tmp_path / "export.json"
+    download_info.value.save_as(path)
+    messages = ModelMessagesTypeAdapter.validate_json(path.read_bytes())
+    conversation = live_world.deploy
+    assert len(messages) == TranscriptEntry.objects.filter(conversation=conversation, summary_artifact=False).count()
+    assert json.loads(path.read_text())[0]["kind"] == "request"
+
+
+def test_j_and_k_move_between_messages_and_slash_focuses_search(live_world, login, page, live_server):
+    login("sam")
+    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "m-0"
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    second = page.evaluate("document.activeElement.id")
+    page.keyboard.press("k")
+    assert page.evaluate("document.activeElement.id") != second
+    page.goto(f"{live_server.url}/search/")
+    page.locator("h1").click()  # move focus off the search box first
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "q"
+
+
+def test_an_admin_reveals_a_credential_in_place(live_world, login, page, live_server):
+    login("ada")
+    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    page.get_by_role("button", name="Reveal credentials").click()
+    page.wait_for_selector("text=credentials revealed (audited)")
+    assert "sk-live-" in page.content()
+    assert page.console_errors == []
+
+
+def test_infinite_scroll_loads_the_next_page_when_revealed(live_world, login, page, live_server, settings):
+    from sessions_app.models import Conversation
+
+    for i in range(60):
+        Conversation.objects.create(tenant=live_world.acme, external_id=f"bulk-{i:02d}")
+    login("sam")
+    assert page.locator("#rows [data-primary]").count() == 50
+    page.locator("tr.more").scroll_into_view_if_needed()
+    expect(page.locator("#rows [data-primary]")).to_have_count(62)
+    assert page.console_errors == []
+
+
+def test_the_admin_pages_and_a_phone_width(live_world, login, page, live_server, shoot):
+    login("ada")
+    page.get_by_role("link", name="Admin").click()
+    shoot("admin-members")
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_label("Label").fill("ci")
+    page.get_by_role("button", name="Create key").click()
+    assert page.locator("#new-key").inner_text().startswith("sdk_")
+    shoot("admin-api-keys")
+    run = Run.objects.get(run_id="conv-deploy-run-1")
+    page.goto(f"{live_server.url}/runs/{run.pk}/snapshots/")
+    shoot("snapshots")
+    page.locator("a[data-primary]").nth(3).click()
+    shoot("snapshot-diff", full_page=True)
+    page.goto(f"{live_server.url}/audit/")
+    shoot("audit-events")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shoot("conversation-phone")
