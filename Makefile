@@ -13,7 +13,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run test test-sqlite test-postgres lint demo bench browsers
+.PHONY: help install run test test-sqlite test-postgres lint demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
@@ -55,3 +55,7 @@ lint: install
 
 bench: install
 	$(VPY) bench/ingest.py
+
+# PNGs of each main view for the README, taken by the browser tests (needs /usr/bin/chromium).
+screenshots: install
+	SESSIONDESK_SCREENSHOTS=docs/screenshots env -u DATABASE_URL $(VPY) -m pytest -m browser tests/dashboard/browser
