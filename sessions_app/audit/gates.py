@@ -48,7 +48,7 @@ GATES: tuple[str, ...] = (
 )
 
 # Audit event classes. The first group is written by audits (one per finding); the second by the
-# operations that change who may do what, or that let data leave (exports).
+# operations that change who may do what, what is shown or kept, or that let data leave (exports, reveals).
 ORPHAN_REMOVED = "orphan_removed"
 INTERRUPTED_SYNTHESIZED = "interrupted_synthesized"
 SCOPE_DRIFT = "scope_drift"
@@ -62,6 +62,9 @@ EXPORT = "export"
 KEY_CREATED = "key_created"
 KEY_REVOKED = "key_revoked"
 MEMBER_CHANGED = "member_changed"
+CREDENTIAL_REVEALED = "credential_revealed"
+REDACTION_CHANGED = "redaction_changed"
+RETENTION_CHANGED = "retention_changed"
 EVENT_CLASSES: tuple[str, ...] = (
     ORPHAN_REMOVED,
     INTERRUPTED_SYNTHESIZED,
@@ -76,6 +79,9 @@ EVENT_CLASSES: tuple[str, ...] = (
     KEY_CREATED,
     KEY_REVOKED,
     MEMBER_CHANGED,
+    CREDENTIAL_REVEALED,
+    REDACTION_CHANGED,
+    RETENTION_CHANGED,
 )
 
 # Evidence levels of an outcome receipt, weakest first. Only OUTCOME proves an effect exists.

@@ -140,6 +140,9 @@ class EventClass(models.TextChoices):
     KEY_CREATED = gates.KEY_CREATED, "API key created"
     KEY_REVOKED = gates.KEY_REVOKED, "API key revoked"
     MEMBER_CHANGED = gates.MEMBER_CHANGED, "Member changed"
+    CREDENTIAL_REVEALED = gates.CREDENTIAL_REVEALED, "Credential revealed"
+    REDACTION_CHANGED = gates.REDACTION_CHANGED, "Redaction rules changed"
+    RETENTION_CHANGED = gates.RETENTION_CHANGED, "Retention changed"
 
 
 class AuditEventQuerySet(models.QuerySet):
