@@ -284,19 +284,34 @@ def add_wait(
     return wait, generated, report
 
 
+# An agent can have many thousands of runs; re-auditing them all inside one request would hold it for minutes.
+# The most recent ones are re-audited at once, the rest are marked due for `manage.py audit --refresh-due`
+# (and for `audit_report`, which re-audits a due run when it is read).
+REAUDIT_INLINE_LIMIT = 200
+
+
 def set_prompt_contract(
     tenant: Tenant, agent_name: str, data: object, *, now: datetime | None = None
 ) -> tuple[PromptContract, int]:
-    """Register (or replace) an agent's prompt contract and re-audit that agent's runs; returns how many."""
+    """Register (or replace) an agent's prompt contract and re-audit that agent's runs.
+
+    Returns how many runs were re-audited now; beyond REAUDIT_INLINE_LIMIT the older runs are marked due.
+    """
+    now = now or timezone.now()
     parsed = parse_prompt_contract(agent_name, data)
     with transaction.atomic():
         contract, _ = PromptContract.objects.update_or_create(
             tenant=tenant, agent_name=parsed.agent_name, defaults={"kind": parsed.kind, "value": parsed.value}
         )
         runs = (
-            scoped(Run, tenant).filter(agent_name=parsed.agent_name).select_related("conversation", "tenant")
+            scoped(Run, tenant)
+            .filter(agent_name=parsed.agent_name)
+            .select_related("conversation", "tenant")
+            .order_by("-started_at", "-id")
         )
-        count = reaudit_runs(runs, now=now)
+        count = reaudit_runs(runs[:REAUDIT_INLINE_LIMIT], now=now)
+        later = runs.values_list("id", flat=True)[REAUDIT_INLINE_LIMIT:]
+        scoped(RunVerdict, tenant).filter(run_id__in=list(later)).update(recheck_at=now)
     return contract, count
 
 

@@ -176,3 +176,15 @@ def test_deleting_a_tenant_removes_its_append_only_audit_events(tenant, other_te
     service.record_event(other_tenant, "key_created", actor="admin@globex.test")
     Tenant.objects.filter(pk=tenant.pk).delete()
     assert list(AuditEvent.objects.values_list("actor", flat=True)) == ["admin@globex.test"]
+
+
+def test_a_contract_for_an_agent_with_many_runs_marks_the_older_ones_due(tenant, monkeypatch):
+    monkeypatch.setattr(service, "REAUDIT_INLINE_LIMIT", 1)
+    older = ingest(tenant, history_without_system_prompt("c-1"), run_id="r-1", conversation_id="c-1")
+    newer = ingest(tenant, history_without_system_prompt("c-2"), run_id="r-2", conversation_id="c-2")
+    _, count = service.set_prompt_contract(tenant, "mailer", {"kind": "dynamic"})
+    assert count == 1
+    assert RunVerdict.objects.get(run=older).recheck_at is not None
+    assert RunVerdict.objects.get(run=newer).recheck_at is None
+    assert service.refresh_due_verdicts() == 1
+    assert RunVerdict.objects.get(run=older).recheck_at is None
