@@ -14,11 +14,11 @@ scores are the formula's, not an approximation of it.
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from search_app.query import Clause, ParsedQuery, Phrase, Prefix, Term
-from search_app.tokenize import base_stream
+from search_app.tokenize import base_stream, is_cjk
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,24 +45,47 @@ class ScopeStats:
 
 @dataclass(slots=True)
 class Document:
-    """A candidate: its key and its index terms in order."""
+    """A candidate: its key, its index terms joined by single spaces, and whether the caller may see it.
+
+    Term and phrase frequencies are counted as substrings of the terms with doubled spaces, where every
+    occurrence of ` term ` (or ` a  b `) is distinct and non-overlapping; the SQL ranker counts the same way.
+    """
 
     key: int
-    terms: Sequence[str]
+    text: str
+    visible: bool = True
+    length: int | None = None
+    _padded: str | None = field(default=None, repr=False)
     _counts: Counter | None = field(default=None, repr=False)
-    _base: list[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.length is None:
+            self.length = self.text.count(" ") + 1 if self.text else 0
+
+    @property
+    def padded(self) -> str:
+        if self._padded is None:
+            self._padded = "  " + self.text.replace(" ", "  ") + "  "
+        return self._padded
 
     @property
     def counts(self) -> Counter:
+        """Every term's frequency (needed only to expand prefixes)."""
         if self._counts is None:
-            self._counts = Counter(self.terms)
+            self._counts = Counter(self.text.split(" ")) if self.text else Counter()
         return self._counts
 
-    @property
-    def base(self) -> list[str]:
-        if self._base is None:
-            self._base = base_stream(list(self.terms))
-        return self._base
+    def has(self, term: str) -> bool:
+        return f" {term} " in self.padded
+
+    def tf(self, term: str) -> int:
+        return self.padded.count(f" {term} ")
+
+    def phrase_frequency(self, phrase: Sequence[str]) -> int:
+        if any(is_cjk(term[0]) for term in phrase):
+            # CJK bigrams sit between the characters in the stored stream; match on the stream without them.
+            return phrase_frequency(base_stream(self.text.split(" ")), phrase)
+        return self.padded.count(" " + "  ".join(phrase) + " ")
 
 
 def idf(df: int, documents: int) -> float:
@@ -98,27 +121,27 @@ def phrase_frequency(base: Sequence[str], phrase: Sequence[str]) -> int:
 
 def _clause_present(clause: Clause, doc: Document) -> bool:
     if isinstance(clause, Term):
-        return clause.term in doc.counts
+        return doc.has(clause.term)
     if isinstance(clause, Prefix):
-        return any(term.startswith(clause.prefix) for term in doc.counts)
-    return all(term in doc.counts for term in clause.terms) and phrase_frequency(doc.base, clause.terms) > 0
+        return f" {clause.prefix}" in doc.padded
+    return all(doc.has(term) for term in clause.terms) and doc.phrase_frequency(clause.terms) > 0
 
 
 def excluded(query: ParsedQuery, doc: Document) -> bool:
     return any(_clause_present(clause, doc) for clause in query.must_not)
 
 
-def _wanted_terms(query: ParsedQuery) -> tuple[set[str], tuple[str, ...]]:
-    exact: set[str] = set()
+def _wanted_terms(query: ParsedQuery) -> tuple[list[str], tuple[str, ...]]:
+    exact: dict[str, None] = {}
     prefixes: list[str] = []
     for clause in query.should:
         if isinstance(clause, Term):
-            exact.add(clause.term)
+            exact[clause.term] = None
         elif isinstance(clause, Phrase):
-            exact.update(clause.terms)
+            exact.update(dict.fromkeys(clause.terms))
         else:
             prefixes.append(clause.prefix)
-    return exact, tuple(prefixes)
+    return list(exact), tuple(prefixes)
 
 
 def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[str, int]:
@@ -126,28 +149,32 @@ def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[s
     exact, prefixes = _wanted_terms(query)
     df: Counter = Counter()
     for doc in docs:
-        for term in doc.counts:
-            if term in exact or (prefixes and term.startswith(prefixes)):
+        for term in exact:
+            if doc.has(term):
                 df[term] += 1
+        if prefixes:
+            for term in doc.counts:
+                if term.startswith(prefixes):
+                    df[term] += 1
     return dict(df)
 
 
 def score(query: ParsedQuery, doc: Document, df: dict[str, int], stats: ScopeStats, params: Bm25Params) -> float:
     """The document's BM25 score for the query's positive clauses; 0.0 when none matches."""
-    n, avgdl, length = stats.documents, stats.average_length, len(doc.terms)
+    n, avgdl, length = stats.documents, stats.average_length, doc.length
     total = 0.0
     for clause in query.should:
         if isinstance(clause, Term):
-            tf = doc.counts.get(clause.term, 0)
+            tf = doc.tf(clause.term)
             if tf:
                 total += idf(df[clause.term], n) * tf_norm(tf, length, avgdl, params)
         elif isinstance(clause, Phrase):
-            if all(term in doc.counts for term in clause.terms):
-                freq = phrase_frequency(doc.base, clause.terms)
+            if all(doc.has(term) for term in clause.terms):
+                freq = doc.phrase_frequency(clause.terms)
                 if freq:
                     weight = sum(idf(df[term], n) for term in clause.terms)
                     total += weight * tf_norm(freq, length, avgdl, params)
-        else:
+        elif f" {clause.prefix}" in doc.padded:
             for term, tf in doc.counts.items():
                 if term.startswith(clause.prefix):
                     total += idf(df[term], n) * tf_norm(tf, length, avgdl, params)
@@ -155,22 +182,17 @@ def score(query: ParsedQuery, doc: Document, df: dict[str, int], stats: ScopeSta
 
 
 def rank(
-    query: ParsedQuery,
-    candidates: Sequence[Document],
-    stats: ScopeStats,
-    params: Bm25Params,
-    *,
-    visible: Callable[[int], bool] = lambda key: True,
+    query: ParsedQuery, candidates: Sequence[Document], stats: ScopeStats, params: Bm25Params
 ) -> list[tuple[int, float]]:
     """`(key, score)` of every visible, non-excluded matching candidate, best first (ties by key).
 
-    Statistics come from all candidates; `visible` (filters, permissions) and exclusions only remove hits
+    Statistics come from all candidates; visibility (filters, permissions) and exclusions only remove hits
     afterwards, so what a caller may not see never changes the scores of what it may.
     """
     df = document_frequencies(query, candidates)
     ranked: list[tuple[int, float]] = []
     for doc in candidates:
-        if not visible(doc.key) or excluded(query, doc):
+        if not doc.visible or excluded(query, doc):
             continue
         value = score(query, doc, df, stats, params)
         if value > 0.0:

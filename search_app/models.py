@@ -13,7 +13,9 @@ from sessions_app.models import Conversation, Run, Tenant, TranscriptEntry
 class SearchDocument(models.Model):
     """One searchable message: its provenance, its index terms and their count (BM25 document length)."""
 
-    entry = models.OneToOneField(TranscriptEntry, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    # An integer primary key of its own: on SQLite it is the rowid, which the FTS5 table's rows carry.
+    id = models.BigAutoField(primary_key=True)
+    entry = models.OneToOneField(TranscriptEntry, on_delete=models.CASCADE, related_name="+")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+", db_index=False)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)

@@ -43,6 +43,10 @@ _BARE_ASSIGNMENT = re.compile(
 )
 
 
+_PREFIX_HINT = re.compile(r"sk-|gh[pousr]_|github_pat_|xox[baprs]-|AIza|npm_")
+_CREDENTIAL_HINT = re.compile(r"(?i)bearer|basic|token|pass|pwd|secret|credential|auth|key")
+
+
 def _mask_group(match: re.Match) -> str:
     whole = match.group(0)
     start, end = match.span("secret")
@@ -79,11 +83,15 @@ def redact(text: str, extra: Sequence[re.Pattern] = ()) -> str:
     """`text` with every credential the rules (and `extra` tenant patterns) recognise replaced by `***`."""
     if not text:
         return text
-    text = _PEM.sub(_mask_pem, text)
-    text = _PREFIXED.sub(_mask_group, text)
-    text = _AUTHORIZATION.sub(_mask_group, text)
-    text = _QUOTED_ASSIGNMENT.sub(_mask_group, text)
-    text = _BARE_ASSIGNMENT.sub(_mask_group, text)
+    # Cheap literal checks first: most messages hold no credential, and the full patterns cost far more.
+    if "PRIVATE KEY-----" in text:
+        text = _PEM.sub(_mask_pem, text)
+    if _PREFIX_HINT.search(text):
+        text = _PREFIXED.sub(_mask_group, text)
+    if _CREDENTIAL_HINT.search(text):
+        text = _AUTHORIZATION.sub(_mask_group, text)
+        text = _QUOTED_ASSIGNMENT.sub(_mask_group, text)
+        text = _BARE_ASSIGNMENT.sub(_mask_group, text)
     for pattern in extra:
         text = pattern.sub(MASK, text)
     return text

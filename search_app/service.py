@@ -15,9 +15,9 @@ from django.conf import settings
 from django.db.models import Count, Sum
 
 from search_app import bm25
-from search_app.backends import Lookup, Scope, backend_for_connection
-from search_app.backends.base import CANDIDATE_FIELDS, Candidate, rows_to_candidates, scope_sql
-from search_app.backends.sql_ranking import Filters, rank_in_database, sql_rankable
+from search_app.backends import Filters, Lookup, Scope, backend_for_connection
+from search_app.backends.base import fetch_candidates, scope_sql
+from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.query import ParsedQuery, QueryError, parse_query
@@ -137,7 +137,8 @@ def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -
 
 def _statistics(scope: Scope) -> bm25.ScopeStats:
     if scope.run_pk is not None:
-        row = SearchDocument.objects.filter(scope.as_q()).aggregate(n=Count("entry_id"), length=Sum("length"))
+        documents = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids, run_id=scope.run_pk)
+        row = documents.aggregate(n=Count("id"), length=Sum("length"))
         return bm25.ScopeStats(row["n"] or 0, row["length"] or 0)
     rows = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids)
     if scope.conversation_pk is not None:
@@ -213,73 +214,57 @@ def run_search(
     stats = _statistics(search_scope)
     backend = backend_for_connection()
     lookup = Lookup.of(parsed.should)
-    if sql_rankable(parsed) and getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", True):
-        where, where_params = scope_sql(search_scope)
+    filters = Filters(tuple(roles), agent, since, until)
+    in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
+    if in_database is None:
+        in_database = backend.ranks_in_database
+    if in_database and sql_rankable(parsed):
         ranked, response.total_matches = rank_in_database(
             parsed,
-            *backend.candidate_sql(lookup),
-            where,
-            where_params,
+            *scope_sql(search_scope),
+            *backend.candidate_sql(search_scope, lookup),
             stats,
             bm25_params(),
-            Filters(tuple(roles), agent, since, until),
+            filters,
             limit,
         )
-        response.results = _hits(ranked, _metadata([key for key, _ in ranked]), parsed, searchable)
-        return fit_response(response)
-
-    candidates = backend.candidates(search_scope, lookup)
-    by_key = {candidate.entry_id: candidate for candidate in candidates}
-
-    def visible(key: int) -> bool:
-        candidate = by_key[key]
-        if roles and candidate.role not in roles:
-            return False
-        if agent is not None and candidate.agent_name != agent:
-            return False
-        if since is not None and (candidate.timestamp is None or candidate.timestamp < since):
-            return False
-        return not (until is not None and (candidate.timestamp is None or candidate.timestamp >= until))
-
-    documents = [bm25.Document(candidate.entry_id, candidate.terms) for candidate in candidates]
-    ranked = bm25.rank(parsed, documents, stats, bm25_params(), visible=visible)
-    response.total_matches = len(ranked)
-    response.results = _hits(ranked[:limit], by_key, parsed, searchable)
+    else:
+        candidates = fetch_candidates(backend, search_scope, lookup, filters)
+        ranking = bm25.rank(parsed, candidates, stats, bm25_params())
+        response.total_matches = len(ranking)
+        ranked = ranking[:limit]
+    response.results = _hits(ranked, parsed, searchable)
     return fit_response(response)
 
 
-def _metadata(ids: list[int]) -> dict[int, Candidate]:
-    """Provenance of the returned hits only (their terms are not needed once ranked)."""
-    rows = SearchDocument.objects.filter(entry_id__in=ids).values_list(*CANDIDATE_FIELDS[:-1])
-    return {candidate.entry_id: candidate for candidate in rows_to_candidates([(*row, "") for row in rows])}
-
-
-def _hits(ranked, by_key, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:
+def _hits(ranked: list[tuple[int, float]], parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:
+    """Provenance, redacted snippet and highlight for the returned hits only."""
     if not ranked:
         return []
     ids = [key for key, _ in ranked]
-    texts = dict(TranscriptEntry.objects.filter(id__in=ids).values_list("id", "text"))
-    conversations = dict(
-        Conversation.objects.filter(id__in={by_key[k].conversation_pk for k in ids}).values_list("id", "external_id")
-    )
-    runs = dict(Run.objects.filter(id__in={by_key[k].run_pk for k in ids}).values_list("id", "run_id"))
+    fields = ("id", "entry_id", "tenant_id", "conversation_id", "run_id", "position", "role", "timestamp", "agent_name")
+    meta = {row[0]: row for row in SearchDocument.objects.filter(id__in=ids).values_list(*fields)}
+    entry_ids = [meta[key][1] for key in ids]
+    texts = dict(TranscriptEntry.objects.filter(id__in=entry_ids).values_list("id", "text"))
+    conversations = dict(Conversation.objects.filter(id__in={meta[k][3] for k in ids}).values_list("id", "external_id"))
+    runs = dict(Run.objects.filter(id__in={meta[k][4] for k in ids}).values_list("id", "run_id"))
     rules = _rules_by_tenant(tenants)
     slugs = {t.id: t.slug for t in tenants}
     hits = []
     for key, value in ranked:
-        candidate = by_key[key]
-        snippet = make_snippet(redact(texts.get(key, ""), rules[candidate.tenant_id]), parsed)
+        _, entry_id, tenant_id, conversation_pk, run_pk, position, role, timestamp, agent = meta[key]
+        snippet = make_snippet(redact(texts.get(entry_id, ""), rules[tenant_id]), parsed)
         hits.append(
             SearchHit(
-                entry_id=key,
-                tenant=slugs[candidate.tenant_id],
-                conversation_pk=candidate.conversation_pk,
-                conversation_id=conversations[candidate.conversation_pk],
-                run_id=runs[candidate.run_pk],
-                agent=candidate.agent_name,
-                position=candidate.position,
-                role=candidate.role,
-                timestamp=candidate.timestamp,
+                entry_id=entry_id,
+                tenant=slugs[tenant_id],
+                conversation_pk=conversation_pk,
+                conversation_id=conversations[conversation_pk],
+                run_id=runs[run_pk],
+                agent=agent,
+                position=position,
+                role=role,
+                timestamp=timestamp,
                 score=value,
                 snippet=snippet.text,
                 snippet_html=snippet.html,

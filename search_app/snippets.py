@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
-from search_app.tokenize import Token, is_bigram, prepare, tokens
+from search_app.tokenize import Token, is_bigram, iter_tokens, prepare, word_bounds
 
 MAX_SNIPPET_CHARS = 300
 ELLIPSIS = "…"
@@ -60,17 +60,17 @@ def make_snippet(text: str, query: ParsedQuery, max_chars: int = MAX_SNIPPET_CHA
     """At most `max_chars` characters of `text` around its first match, and the same with matches marked."""
     text = _SPACE.sub(" ", prepare(text)).strip()
     matches = _highlighter(query)
-    found = tokens(text)
-    hits = [token for token in found if matches(token)]
-    focus = hits[0] if hits else None
+    # Tokenize lazily up to the first match, then only the window: a tool result can be megabytes long.
+    focus = next((token for token in iter_tokens(text) if matches(token)), None)
     start, end = _window(len(text), focus.start if focus else 0, focus.end if focus else 0, max_chars)
     lead = ELLIPSIS if start > 0 else ""
     tail = ELLIPSIS if end < len(text) else ""
 
+    low, high = word_bounds(text, start, end)
     html_parts: list[str] = [lead]
     cursor = start
-    for token in hits:
-        if token.start < start or token.end > end:
+    for token in iter_tokens(text, low, high):
+        if token.start < start or token.end > end or not matches(token):
             continue
         html_parts.append(escape(text[cursor : token.start]))
         html_parts.append(f"<mark>{escape(text[token.start : token.end])}</mark>")

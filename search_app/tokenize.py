@@ -53,6 +53,8 @@ def is_cjk(char: str) -> bool:
 
 def normalize_term(raw: str) -> str:
     """Case-folded, compatibility-decomposed, without diacritics; '' when nothing searchable remains."""
+    if raw.isascii():  # letters and digits only, nothing to fold but case: the common case, made cheap
+        return raw.lower()[:MAX_TERM_CHARS]
     decomposed = unicodedata.normalize("NFKD", raw)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     folded = unicodedata.normalize("NFKC", stripped.casefold())
@@ -95,12 +97,25 @@ def _split_run(run: str, offset: int) -> Iterator[Token]:
             yield Token(term, offset + start, offset + len(run), False)
 
 
+def iter_tokens(text: str, start: int = 0, end: int | None = None) -> Iterator[Token]:
+    """The base stream of an already `prepare`d text, lazily, from the word run containing `start` on."""
+    end = len(text) if end is None else end
+    for match in _WORD.finditer(text, start, end):
+        yield from _split_run(match.group(), match.start())
+
+
 def tokens(text: str) -> list[Token]:
     """The base stream of an already `prepare`d text: words and single CJK characters, in order."""
-    out: list[Token] = []
-    for match in _WORD.finditer(text):
-        out.extend(_split_run(match.group(), match.start()))
-    return out
+    return list(iter_tokens(text))
+
+
+def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """`start` moved back and `end` forward to the edges of the words they fall in."""
+    while start > 0 and _WORD.match(text, start - 1):
+        start -= 1
+    while end < len(text) and _WORD.match(text, end):
+        end += 1
+    return start, end
 
 
 def index_terms(text: str) -> list[str]:

@@ -2,9 +2,9 @@
 
 from django.db import connection
 
-from search_app.backends.base import Candidate, Lookup, Scope, SearchBackend
+from search_app.backends.base import Filters, Lookup, Scope, SearchBackend
 
-__all__ = ["Candidate", "Lookup", "Scope", "SearchBackend", "backend_for_connection"]
+__all__ = ["Filters", "Lookup", "Scope", "SearchBackend", "backend_for_connection"]
 
 
 def backend_for_connection() -> SearchBackend:

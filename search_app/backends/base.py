@@ -1,13 +1,20 @@
-"""The one small interface both full-text backends implement: candidates for a query within a scope."""
+"""The one small interface both full-text backends implement, and the SQL pieces they share.
+
+A backend only answers "which documents of this scope can match": a WHERE condition read through its
+full-text index. Statistics, ranking and everything after are shared (search_app.service, bm25, sql_ranking).
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from django.db.models import Q
+from django.db import connection
 
+from search_app.bm25 import Document
 from search_app.query import Clause, Phrase, Prefix, Term
+
+DOCS = "search_app_searchdocument"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,39 +25,20 @@ class Scope:
     conversation_pk: int | None = None
     run_pk: int | None = None
 
-    def as_q(self) -> Q:
-        q = Q(tenant_id=self.tenant_ids[0]) if len(self.tenant_ids) == 1 else Q(tenant_id__in=self.tenant_ids)
-        if self.conversation_pk is not None:
-            q &= Q(conversation_id=self.conversation_pk)
-        if self.run_pk is not None:
-            q &= Q(run_id=self.run_pk)
-        return q
+    @property
+    def small(self) -> bool:
+        """A conversation or a run: at most a few thousand documents, read through the b-tree index."""
+        return self.conversation_pk is not None or self.run_pk is not None
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    entry_id: int
-    tenant_id: int
-    conversation_pk: int
-    run_pk: int
-    position: int
-    role: str
-    timestamp: datetime | None
-    agent_name: str
-    terms: list[str]
+class Filters:
+    """What the caller asked to see; applied after statistics, before ranking and limits."""
 
-
-CANDIDATE_FIELDS = (
-    "entry_id",
-    "tenant_id",
-    "conversation_id",
-    "run_id",
-    "position",
-    "role",
-    "timestamp",
-    "agent_name",
-    "terms",
-)
+    roles: tuple[str, ...] = ()
+    agent: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +68,11 @@ class Lookup:
 
 class SearchBackend(Protocol):
     vendor: str
+    ranks_in_database: bool
+    """Whether word and phrase queries are ranked by SQL (sql_ranking) rather than over fetched candidates."""
 
-    def candidates(self, scope: Scope, lookup: Lookup) -> list[Candidate]:
-        """Every document of `scope` holding any looked-up term, read through the full-text index."""
-        ...
-
-    def candidate_sql(self, lookup: Lookup) -> tuple[str, list]:
-        """A WHERE condition on the documents table selecting the same candidates, for in-database ranking."""
+    def candidate_sql(self, scope: Scope, lookup: Lookup) -> tuple[str, list]:
+        """A WHERE condition on the documents table selecting candidates, or "" to take the whole (small) scope."""
         ...
 
 
@@ -102,8 +88,32 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
     return sql, params
 
 
-def rows_to_candidates(rows) -> list[Candidate]:
-    return [
-        Candidate(entry, tenant, conversation, run, position, role, timestamp, agent, terms.split(" ") if terms else [])
-        for entry, tenant, conversation, run, position, role, timestamp, agent, terms in rows
-    ]
+def visible_sql(filters: Filters) -> tuple[str, list]:
+    conditions, params = [], []
+    if filters.roles:
+        conditions.append(f"role IN ({', '.join(['%s'] * len(filters.roles))})")
+        params.extend(filters.roles)
+    if filters.agent is not None:
+        conditions.append("agent_name = %s")
+        params.append(filters.agent)
+    adapt = connection.ops.adapt_datetimefield_value
+    if filters.since is not None:
+        conditions.append("timestamp IS NOT NULL AND timestamp >= %s")
+        params.append(adapt(filters.since))
+    if filters.until is not None:
+        conditions.append("timestamp IS NOT NULL AND timestamp < %s")
+        params.append(adapt(filters.until))
+    return (f"({' AND '.join(conditions)})" if conditions else "1 = 1"), params
+
+
+def fetch_candidates(backend: SearchBackend, scope: Scope, lookup: Lookup, filters: Filters) -> list[Document]:
+    """Every candidate of the scope with its terms, length and visibility, for the Python ranker."""
+    where, params = scope_sql(scope)
+    condition, condition_params = backend.candidate_sql(scope, lookup)
+    visible, visible_params = visible_sql(filters)
+    sql = f"SELECT id, length, {visible}, terms FROM {DOCS} WHERE {where}"
+    if condition:
+        sql += f" AND {condition}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*visible_params, *params, *condition_params])
+        return [Document(key, terms, bool(shown), length) for key, length, shown, terms in cursor.fetchall()]

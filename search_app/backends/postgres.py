@@ -1,10 +1,6 @@
 """PostgreSQL: candidates through the GIN index on (tenant_id, tsv), tsquery built from our own terms."""
 
-from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
-
-from search_app.backends.base import CANDIDATE_FIELDS, Candidate, Lookup, Scope, rows_to_candidates
-from search_app.models import SearchDocument
+from search_app.backends.base import Lookup, Scope
 
 
 def tsquery(lookup: Lookup) -> str:
@@ -15,11 +11,8 @@ def tsquery(lookup: Lookup) -> str:
 
 class PostgresBackend:
     vendor = "postgresql"
+    ranks_in_database = True
 
-    def candidate_sql(self, lookup: Lookup) -> tuple[str, list]:
+    def candidate_sql(self, scope: Scope, lookup: Lookup) -> tuple[str, list]:
+        # Also for a conversation: the planner reads its rows by the b-tree index and checks each tsvector.
         return "tsv @@ %s::tsquery", [tsquery(lookup)]
-
-    def candidates(self, scope: Scope, lookup: Lookup) -> list[Candidate]:
-        matches = RawSQL(*self.candidate_sql(lookup), output_field=BooleanField())
-        rows = SearchDocument.objects.filter(scope.as_q()).filter(matches).values_list(*CANDIDATE_FIELDS)
-        return rows_to_candidates(rows)

@@ -4,31 +4,19 @@ The same formula as search_app.bm25, in SQL. A document's terms are stored joine
 the spaces makes every term (and every phrase) occurrence a distinct, non-overlapping substring ` term `, so
 `(length(s) - length(replace(s, ' term ', ''))) / length(' term ')` is the term frequency, exactly. Document
 frequencies are counted over every candidate of the scope (before filters and exclusions, as statistics must
-be), idf and the length norm use float8 arithmetic, ties break by entry id as in Python.
+be), idf and the length norm use float8 arithmetic, ties break by document id as in Python.
 
 Used for queries of words and phrases of non-CJK words; prefixes (whose expansions are only known from the
 documents) and CJK phrases (whose adjacency the bigram-interleaved stream does not show as a substring) are
 ranked by search_app.bm25 over the candidates instead. Both are exact; the conformance tests run both.
 """
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from django.db import connection
 
+from search_app.backends.base import DOCS, Filters, visible_sql
 from search_app.bm25 import Bm25Params, ScopeStats
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
 from search_app.tokenize import is_cjk
-
-DOCS = "search_app_searchdocument"
-
-
-@dataclass(frozen=True)
-class Filters:
-    roles: tuple[str, ...] = ()
-    agent: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
 
 
 def sql_rankable(query: ParsedQuery) -> bool:
@@ -49,16 +37,16 @@ def _count(pattern: str, params: list) -> str:
 
 def rank_in_database(
     query: ParsedQuery,
-    candidate_sql: str,
-    candidate_params: list,
     scope_sql: str,
     scope_params: list,
+    candidate_sql: str,
+    candidate_params: list,
     stats: ScopeStats,
     params: Bm25Params,
     filters: Filters,
     limit: int,
 ) -> tuple[list[tuple[int, float]], int]:
-    """The top `limit` (entry id, score) of visible, non-excluded matches, and how many matched in all."""
+    """The top `limit` (document id, score) of visible, non-excluded matches, and how many matched in all."""
     if stats.documents == 0:
         return [], 0
     terms: dict[str, int] = {}
@@ -82,21 +70,9 @@ def rank_in_database(
             exclusions.append("s LIKE %s")
     columns.append(f"({' OR '.join(exclusions)}) AS excluded" if exclusions else "0 = 1 AS excluded")
 
-    visible = []
-    if filters.roles:
-        visible.append(f"role IN ({', '.join(['%s'] * len(filters.roles))})")
-        sql_params.extend(filters.roles)
-    if filters.agent is not None:
-        visible.append("agent_name = %s")
-        sql_params.append(filters.agent)
-    adapt = connection.ops.adapt_datetimefield_value
-    if filters.since is not None:
-        visible.append("timestamp >= %s")
-        sql_params.append(adapt(filters.since))
-    if filters.until is not None:
-        visible.append("timestamp < %s")
-        sql_params.append(adapt(filters.until))
-    columns.append(f"({' AND '.join(visible)}) AS visible" if visible else "1 = 1 AS visible")
+    visible, visible_params = visible_sql(filters)
+    columns.append(f"{visible} AS visible")
+    sql_params.extend(visible_params)
     sql_params.extend([float(params.k1), float(params.b), float(params.b), float(stats.average_length)])
     columns.append("%s * (1.0 - %s + %s * length / %s) AS norm")
 
@@ -119,24 +95,24 @@ def rank_in_database(
 
     sql = f"""
         WITH c AS MATERIALIZED (
-            SELECT entry_id, {", ".join(columns)}
+            SELECT id, {", ".join(columns)}
             FROM (
-                SELECT entry_id, length, role, agent_name, timestamp,
+                SELECT id, length, role, agent_name, timestamp,
                        '  ' || replace(terms, ' ', '  ') || '  ' AS s
-                FROM {DOCS} WHERE {scope_sql} AND {candidate_sql}
+                FROM {DOCS} WHERE {scope_sql}{f" AND {candidate_sql}" if candidate_sql else ""}
             ) AS x
         ),
         w AS (SELECT {idfs} FROM (SELECT {dfs} FROM c) AS d)
-        SELECT entry_id, score, count(*) OVER () AS total FROM (
-            SELECT c.entry_id, ({" + ".join(parts)}) AS score FROM c CROSS JOIN w
+        SELECT id, score, count(*) OVER () AS total FROM (
+            SELECT c.id, ({" + ".join(parts)}) AS score FROM c CROSS JOIN w
             WHERE c.visible AND NOT c.excluded
         ) AS r
         WHERE score > 0
-        ORDER BY score DESC, entry_id
+        ORDER BY score DESC, id
         LIMIT %s
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [*sql_params, *scope_params, *candidate_params, limit])
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0
-    return [(entry_id, float(score)) for entry_id, score, _ in rows], total
+    return [(key, float(score)) for key, score, _ in rows], total

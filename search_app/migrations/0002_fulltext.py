@@ -4,9 +4,10 @@ PostgreSQL: `tsv` is generated from `terms` with `array_to_tsvector`, which take
 parser, no dictionary), so the database never splits or folds a term differently from search_app.tokenize.
 The GIN index leads with tenant_id (btree_gin) so a tenant's search never walks another tenant's postings.
 
-SQLite: an external-content FTS5 table over `terms` (no second copy of the text); the `ascii` tokenizer
-splits only on ASCII separators, and our terms contain none. Triggers keep it in step with every insert,
-update and delete of a search document, whatever code path (or cascade) makes it.
+SQLite: a contentless FTS5 table whose rowid is the document's id (the documents table's rowid) and whose
+terms are prefixed with the tenant id; the `ascii` tokenizer splits only on ASCII separators, and our terms
+contain none. Triggers keep it in step with every insert, update and delete of a search document, whatever
+code path (or cascade) makes it.
 """
 
 from django.db import migrations
@@ -24,16 +25,21 @@ POSTGRES_BACKWARD = [
     f"ALTER TABLE {DOCS} DROP COLUMN IF EXISTS tsv",
 ]
 
+# Each FTS term is written as t<tenant id>x<term> ("t7xcanary"), so a tenant's search reads only that tenant's
+# postings: the FTS5 equivalent of the GIN index leading with tenant_id. Contentless: the terms live in the
+# documents table; the delete trigger hands FTS5 the row's old terms, rebuilt the same way.
+_PREFIXED = "'t' || {row}.tenant_id || 'x' || replace({row}.terms, ' ', ' t' || {row}.tenant_id || 'x')"
+
 SQLITE_FORWARD = [
-    f"CREATE VIRTUAL TABLE search_app_fts USING fts5(terms, content='{DOCS}', content_rowid='entry_id', "
-    "tokenize='ascii', detail='none')",
+    "CREATE VIRTUAL TABLE search_app_fts USING fts5(terms, content='', tokenize='ascii', detail='none')",
     f"CREATE TRIGGER search_app_fts_insert AFTER INSERT ON {DOCS} BEGIN "
-    "INSERT INTO search_app_fts(rowid, terms) VALUES (new.entry_id, new.terms); END",
+    f"INSERT INTO search_app_fts(rowid, terms) VALUES (new.id, {_PREFIXED.format(row='new')}); END",
     f"CREATE TRIGGER search_app_fts_delete AFTER DELETE ON {DOCS} BEGIN "
-    "INSERT INTO search_app_fts(search_app_fts, rowid, terms) VALUES ('delete', old.entry_id, old.terms); END",
-    f"CREATE TRIGGER search_app_fts_update AFTER UPDATE OF terms ON {DOCS} BEGIN "
-    "INSERT INTO search_app_fts(search_app_fts, rowid, terms) VALUES ('delete', old.entry_id, old.terms); "
-    "INSERT INTO search_app_fts(rowid, terms) VALUES (new.entry_id, new.terms); END",
+    f"INSERT INTO search_app_fts(search_app_fts, rowid, terms) VALUES ('delete', old.id, {_PREFIXED.format(row='old')}); "
+    "END",
+    f"CREATE TRIGGER search_app_fts_update AFTER UPDATE OF terms, tenant_id ON {DOCS} BEGIN "
+    f"INSERT INTO search_app_fts(search_app_fts, rowid, terms) VALUES ('delete', old.id, {_PREFIXED.format(row='old')}); "
+    f"INSERT INTO search_app_fts(rowid, terms) VALUES (new.id, {_PREFIXED.format(row='new')}); END",
 ]
 SQLITE_BACKWARD = [
     "DROP TRIGGER IF EXISTS search_app_fts_update",

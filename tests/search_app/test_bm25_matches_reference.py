@@ -33,7 +33,7 @@ def assert_same_ranking(ours, reference):
 def test_pure_ranking_matches_the_reference(query):
     docs = {key: index_terms(text) for key, text in enumerate(zipf_texts(800, seed=7))}
     stats = bm25.ScopeStats(len(docs), sum(len(t) for t in docs.values()))
-    documents = [bm25.Document(key, terms) for key, terms in docs.items()]
+    documents = [bm25.Document(key, " ".join(terms)) for key, terms in docs.items()]
     ours = bm25.rank(parse_query(query), documents, stats, bm25.Bm25Params())
     assert_same_ranking(ours, reference_rank(docs, query.split()))
     assert ours, "the query should match something"
@@ -42,14 +42,14 @@ def test_pure_ranking_matches_the_reference(query):
 def test_pure_ranking_follows_other_parameters():
     docs = {key: index_terms(text) for key, text in enumerate(zipf_texts(300, seed=3))}
     stats = bm25.ScopeStats(len(docs), sum(len(t) for t in docs.values()))
-    documents = [bm25.Document(key, terms) for key, terms in docs.items()]
+    documents = [bm25.Document(key, " ".join(terms)) for key, terms in docs.items()]
     ours = bm25.rank(parse_query("w2 w40"), documents, stats, bm25.Bm25Params(k1=2.0, b=0.3))
     assert_same_ranking(ours, reference_rank(docs, ["w2", "w40"], k1=2.0, b=0.3))
 
 
 def test_rare_terms_outrank_common_ones():
     docs = {1: ["common", "rare"], 2: ["common", "common"], 3: ["common", "other"]}
-    documents = [bm25.Document(key, terms) for key, terms in docs.items()]
+    documents = [bm25.Document(key, " ".join(terms)) for key, terms in docs.items()]
     ranked = bm25.rank(parse_query("common rare"), documents, bm25.ScopeStats(3, 6), bm25.Bm25Params())
     assert ranked[0][0] == 1
 

@@ -31,12 +31,12 @@ def hits(tenant, query, conversation_id="c", **options):
     return run_search(tenant=tenant, query=query, conversation_id=conversation_id, **options).results
 
 
-def fts_rows_matching(term: str) -> int | None:
+def fts_rows_matching(tenant, term: str) -> int | None:
     """SQLite only: rows of the FTS5 table itself, to prove its triggers followed a delete."""
     if connection.vendor != "sqlite":
         return None
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM search_app_fts WHERE search_app_fts MATCH ?", [f'"{term}"'])
+        cursor.execute("SELECT count(*) FROM search_app_fts WHERE search_app_fts MATCH ?", [f'"t{tenant.id}x{term}"'])
         return cursor.fetchone()[0]
 
 
@@ -52,7 +52,7 @@ def test_new_entries_are_searchable_inside_the_transaction_that_stores_them(tena
         raise Abort
     assert hits(tenant, "puffin") == []
     assert SearchDocument.objects.count() == 0
-    assert fts_rows_matching("puffin") in (None, 0)
+    assert fts_rows_matching(tenant, "puffin") in (None, 0)
 
 
 def test_removed_entries_leave_the_index_and_its_statistics(tenant):
@@ -75,7 +75,7 @@ def test_deleting_a_conversation_removes_its_index_entries(tenant):
     add_messages(make_run(keep, "r-keep"), ["another grebe"])
     delete_conversations(Conversation.objects.filter(id=conversation.id))
     assert SearchDocument.objects.filter(conversation_id=conversation.id).count() == 0
-    assert fts_rows_matching("grebe") in (None, 1)
+    assert fts_rows_matching(tenant, "grebe") in (None, 1)
     assert [h.conversation_id for h in run_search(tenant=tenant, query="grebe", scope="tenant").results] == ["keep"]
 
 
