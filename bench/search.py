@@ -234,7 +234,9 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
         "id, tenant_id, conversation_id, position, run_id, message_id, role, text, timestamp, "
         "recovered_from_compaction, summary_artifact"
     )
-    doc_columns = "id, entry_id, tenant_id, conversation_id, run_id, agent_name, position, role, timestamp, length, terms"
+    doc_columns = (
+        "id, entry_id, tenant_id, conversation_id, run_id, agent_name, position, role, timestamp, length, terms"
+    )
     with transaction.atomic():
         if connection.vendor == "postgresql":
             raw = connection.connection
