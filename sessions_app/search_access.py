@@ -4,6 +4,7 @@ Only binding and shaping for pages happens here; tokenizing, ranking, scope, sni
 search_app's. Snippet HTML comes from search_app.snippets, built from escaped text only.
 """
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -44,16 +45,43 @@ class SearchOutcome:
     error: str = ""
 
 
+# A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
+_UNFINISHED_WORD = re.compile(r"(?:^|\s)(\w{2,})$")
+
+
+def as_you_type(query: str) -> str | None:
+    """Pure: `query` with its unfinished last word searched as a prefix ("quok" → "quok*"), or None."""
+    if query.count('"') % 2 or not _UNFINISHED_WORD.search(query):
+        return None
+    return query + "*"
+
+
 def search_grouped(
-    tenant: Tenant, query: str, *, role: str = "", since: datetime | None = None, until: datetime | None = None
+    tenant: Tenant,
+    query: str,
+    *,
+    role: str = "",
+    since: datetime | None = None,
+    until: datetime | None = None,
+    typing: bool = False,
 ) -> SearchOutcome:
-    """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit."""
-    try:
-        response = run_search(
-            tenant=tenant, query=query, scope="tenant", roles=(role,) if role else (), since=since, until=until
-        )
-    except SearchError as error:  # an empty or oversized query, a bad filter: search says why
-        return SearchOutcome(error=str(error))
+    """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit.
+
+    While `typing`, the last word counts as a prefix, so results appear before the word is complete.
+    """
+    filters = {"roles": (role,) if role else (), "since": since, "until": until}
+    response = None
+    prefixed = as_you_type(query) if typing else None
+    if prefixed:
+        try:
+            response = run_search(tenant=tenant, query=prefixed, scope="tenant", **filters)
+        except SearchError:
+            response = None  # e.g. a prefix search is refused for this word: the words as typed still work
+    if response is None:
+        try:
+            response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
+        except SearchError as error:  # an empty or oversized query, a bad filter: search says why
+            return SearchOutcome(error=str(error))
     groups: dict[int, HitGroup] = {}
     for hit in response.results:
         group = groups.get(hit.conversation_pk)

@@ -1,7 +1,9 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
 from django.http import Http404, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app import conversation_list, run_verdicts
@@ -10,6 +12,7 @@ from sessions_app.display_masking import masker_for
 from sessions_app.forms import ConversationFilterForm
 from sessions_app.permissions import Action, MemberRequest, get_conversation_for_member, member_view
 from sessions_app.search_access import ranked_conversation_ids
+from sessions_app.transcript_html import RenderOptions, render_messages
 from sessions_app.transcript_reading import read_window, runs_of, window_start_for
 
 
@@ -63,15 +66,36 @@ def _int_param(request: MemberRequest, name: str) -> int | None:
         return None
 
 
+def _render_options(request: MemberRequest, conversation_pk: int, at: int | None, revealed: int | None):
+    may_reveal = Action.REVEAL_CREDENTIALS in request.grants
+    # reverse() once per page, not once per message; the position goes where the placeholder is.
+    placeholder = 987654321
+    reveal_url = reverse("reveal-message", args=[conversation_pk, placeholder]).replace(str(placeholder), "{position}")
+    return RenderOptions(
+        conversation_pk=conversation_pk,
+        highlighted=at,
+        revealed=revealed,
+        reveal_csrf_token=get_token(request) if may_reveal else None,
+        reveal_url=reveal_url,
+    )
+
+
 def _conversation_context(
-    request: MemberRequest, pk: int, *, at: int | None, start: int | None, unmasked: frozenset[int] = frozenset()
+    request: MemberRequest,
+    pk: int,
+    *,
+    at: int | None,
+    start: int | None,
+    unmasked: frozenset[int] = frozenset(),
 ) -> dict:
     conversation = get_conversation_for_member(request, pk)
     start = window_start_for(start if start is not None else at)
     runs = runs_of(conversation)
     verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
     window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)
+    revealed = next(iter(unmasked), None)
     return {
+        "rendered_messages": render_messages(window.messages, _render_options(request, conversation.pk, at, revealed)),
         "section": "conversations",
         "conversation": conversation,
         "runs": [(run, verdicts.get(run.pk, "")) for run in runs],
@@ -99,7 +123,7 @@ def reveal_message(request: MemberRequest, pk: int, position: int) -> HttpRespon
     if not shown:
         raise Http404("No message at that position.")
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
-    context["revealed"] = position
-    if request.htmx and shown:
-        return render(request, "conversation.html#message", {**context, "m": shown[0]})
+    if request.htmx:
+        options = _render_options(request, pk, position, position)
+        return HttpResponse(render_messages(shown, options))
     return render(request, "conversation.html", context)

@@ -22,6 +22,7 @@ def search_page(request: MemberRequest) -> HttpResponse:
             role=form.cleaned_data.get("role") or "",
             since=form.since_dt(),
             until=form.until_dt(),
+            typing=bool(request.htmx),
         )
         if context["outcome"].error:
             status = 400

@@ -56,3 +56,21 @@ def test_the_empty_page_explains_the_keys(world, as_role):
     page = as_role("support").get("/search/").content.decode()
     assert "<kbd>/</kbd>" in page
     assert "data-search-input" in page
+
+
+def test_while_typing_the_last_word_is_searched_as_a_prefix(world, as_role):
+    client = as_role("support")
+    typed = client.get("/search/?q=QUOK", HTTP_HX_REQUEST="true").content.decode()
+    assert "QUOKKA" in typed and 'class="hit"' in typed
+    submitted = client.get("/search/?q=QUOK").content.decode()
+    assert "Nothing found." in submitted
+
+
+def test_only_an_unfinished_plain_last_word_becomes_a_prefix():
+    from sessions_app.search_access import as_you_type
+
+    assert as_you_type("deploy chec") == "deploy chec*"
+    assert as_you_type("deploy ") is None
+    assert as_you_type('"open phrase') is None
+    assert as_you_type("x") is None
+    assert as_you_type("already*") is None

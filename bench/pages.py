@@ -1,0 +1,339 @@
+"""Dashboard page budgets: server time of the conversation list, a long transcript and search as you type.
+
+    .venv/bin/python bench/pages.py --database postgres://root@127.0.0.1:5432/sd_bench_pages \
+        [--conversations 100000] [--search-messages 1000000] [--requests 60]
+
+Server time is the time Django takes to answer a request in process (middleware, permission checks, queries,
+template rendering), measured with the test client after a warm-up pass; no network, no browser.
+
+Data, built once into its own database (rerunning reuses it):
+- the list corpus: one tenant with `--conversations` conversations (plus a second tenant with a fifth as many, so
+  tenant scoping is exercised), one to three runs each with states, agents and stored audit verdicts (some with
+  repairs), activity spread over a year;
+- a 2,000-message conversation of pydantic-ai messages (user prompts, tool calls with their results, answers,
+  one credential per 50 messages to mask), stored through the product's own ingestion;
+- the search corpus of bench/search.py (10 tenants, Zipf text) with `--search-messages` messages, built by that
+  script's own `build()`; search as you type is timed in its largest tenant (34%).
+"""
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+LIST_TENANT = "pages-list"
+NOISE_TENANT = "pages-noise"
+TRANSCRIPT_ID = "pages-transcript-2000"
+VERDICTS = [
+    ("READY", 0.45),
+    ("MISSING OUTCOME RECEIPT", 0.30),
+    ("INTERRUPTED TOOL", 0.08),
+    ("ORPHAN RESULT REMOVED", 0.04),
+    ("WAITING", 0.05),
+    ("UNTRUSTED HISTORY", 0.04),
+    ("SYSTEM PROMPT GAP", 0.04),
+]
+
+
+def configure(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def _verdict(rng: random.Random) -> str:
+    return rng.choices([v for v, _ in VERDICTS], weights=[w for _, w in VERDICTS])[0]
+
+
+def build_list_corpus(count: int, seed: int) -> float:
+    from django.db import connection, transaction
+
+    from sessions_app.models import Conversation, Run, Tenant
+    from sessions_app.models.audit import RunVerdict
+
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    for slug, total in ((LIST_TENANT, count), (NOISE_TENANT, count // 5)):
+        tenant = Tenant.objects.create(slug=slug, name=slug)
+        for offset in range(0, total, 5000):
+            with transaction.atomic():
+                size = min(5000, total - offset)
+                conversations = Conversation.objects.bulk_create(
+                    [
+                        Conversation(tenant=tenant, external_id=f"{slug}-{offset + i}", message_count=rng.randint(2, 400))
+                        for i in range(size)
+                    ]
+                )
+                runs = []
+                for conversation in conversations:
+                    for r in range(rng.choice((1, 1, 2, 3))):
+                        runs.append(
+                            Run(
+                                tenant=tenant,
+                                conversation=conversation,
+                                run_id=f"{conversation.external_id}-r{r}",
+                                agent_name=rng.choice(("support_agent", "billing_agent", "deploy_agent", "triage")),
+                                state=rng.choices(("complete", "interrupted", "running"), weights=(90, 6, 4))[0],
+                                started_at=now - timedelta(minutes=rng.randint(0, 525_600)),
+                            )
+                        )
+                runs = Run.objects.bulk_create(runs)
+                verdicts = []
+                for run in runs:
+                    verdict = _verdict(rng)
+                    repairs = 1 if verdict in ("INTERRUPTED TOOL", "ORPHAN RESULT REMOVED") else 0
+                    verdicts.append(
+                        RunVerdict(tenant=tenant, run=run, verdict=verdict, repair_count=repairs, updated_at=now)
+                    )
+                RunVerdict.objects.bulk_create(verdicts)
+        # auto_now stamped every row with the build time: spread activity over a year, as real data would be.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE sessions_app_conversation SET updated_at = %s - (((id * 7919) %% 525600) * interval '1 minute')"
+                " WHERE tenant_id = %s",
+                [now, tenant.id],
+            )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return time.perf_counter() - started
+
+
+def long_conversation_messages(count: int) -> list:
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    stamp = datetime(2026, 6, 1, 9, tzinfo=UTC)
+    messages: list = []
+    turn = 0
+    while len(messages) < count:
+        parts = [UserPromptPart(f"Step {turn}: check order ORD-{turn:05d} and its invoice", timestamp=stamp)]
+        if turn == 0:
+            parts.insert(0, SystemPromptPart("You are a billing agent. Quote exact values."))
+        messages.append(ModelRequest(parts=parts))
+        call_id = f"call-{turn}"
+        messages.append(ModelResponse(parts=[ToolCallPart("lookup_order", {"order": f"ORD-{turn:05d}"}, call_id)]))
+        secret = f" api_key=sk-live-{turn:06d}abcdefghijklmnop" if turn % 12 == 0 else ""
+        result = f"order ORD-{turn:05d}: 3 items, total {turn * 7 % 900}.50 EUR, status shipped{secret}"
+        messages.append(ModelRequest(parts=[ToolReturnPart("lookup_order", result, call_id, timestamp=stamp)]))
+        messages.append(ModelResponse(parts=[TextPart(f"Order ORD-{turn:05d} shipped; invoice total confirmed.")]))
+        turn += 1
+    return messages[:count]
+
+
+def build_transcript(count: int) -> float:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from sessions_app.ingestion import ingest_snapshots, parse_snapshot
+    from sessions_app.models import Tenant
+
+    started = time.perf_counter()
+    tenant = Tenant.objects.get(slug=LIST_TENANT)
+    messages = long_conversation_messages(count)
+    payload = {
+        "conversation_id": TRANSCRIPT_ID,
+        "run_id": f"{TRANSCRIPT_ID}-run",
+        "agent": "billing_agent",
+        "state": "complete",
+        "messages": json.loads(ModelMessagesTypeAdapter.dump_json(messages)),
+    }
+    ingest_snapshots(tenant, [parse_snapshot(payload)], source="server", via="api")
+    return time.perf_counter() - started
+
+
+def build_search_corpus(messages: int, seed: int) -> dict:
+    import search as search_bench  # bench/search.py: the search engineer's corpus, built by its own code
+
+    started = time.perf_counter()
+    built = search_bench.build(messages, seed)
+    return {"seconds": time.perf_counter() - started, "words": built["layout"]["vocabulary"]}
+
+
+def member_client(slug: str):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from sessions_app.models import Membership, Tenant
+
+    user, _ = get_user_model().objects.get_or_create(username=f"bench-{slug}")
+    Membership.objects.get_or_create(tenant=Tenant.objects.get(slug=slug), user=user, defaults={"role": "admin"})
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def time_requests(client, urls: list[str], repeat: int, headers: dict | None = None) -> dict:
+    headers = headers or {}
+    for url in urls[: min(len(urls), 5)]:
+        assert client.get(url, **headers).status_code == 200, url  # warm-up, and a check the page works
+    samples = []
+    for i in range(repeat):
+        url = urls[i % len(urls)]
+        started = time.perf_counter()
+        response = client.get(url, **headers)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, (url, response.status_code)
+    return {
+        "requests": repeat,
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(percentile(samples, 0.95), 1),
+        "max_ms": round(max(samples), 1),
+    }
+
+
+def deep_cursor(position: int) -> str:
+    from sessions_app.conversation_list import encode_cursor
+    from sessions_app.models import Conversation
+
+    row = (
+        Conversation.objects.filter(tenant__slug=LIST_TENANT)
+        .order_by("-updated_at", "-pk")
+        .values_list("updated_at", "pk")[position]
+    )
+    return encode_cursor(row[0], row[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_pages")
+    parser.add_argument("--conversations", type=int, default=100_000)
+    parser.add_argument("--transcript", type=int, default=2000)
+    parser.add_argument("--search-messages", type=int, default=1_000_000, help="0 skips the search corpus")
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    configure(args.database)
+
+    from urllib.parse import quote
+
+    from sessions_app import transcript_reading
+    from sessions_app.models import Conversation, Tenant
+
+    report: dict = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "database": "PostgreSQL",
+        "build": {},
+        "results": {},
+    }
+    if not Tenant.objects.filter(slug=LIST_TENANT).exists():
+        print(f"building the list corpus: {args.conversations} conversations …", flush=True)
+        report["build"]["list_corpus_s"] = round(build_list_corpus(args.conversations, args.seed), 1)
+    if not Conversation.objects.filter(external_id=TRANSCRIPT_ID).exists():
+        print(f"storing a {args.transcript}-message conversation through ingestion …", flush=True)
+        report["build"]["transcript_ingest_s"] = round(build_transcript(args.transcript), 1)
+    words: list[str] = []
+    if args.search_messages and not Tenant.objects.filter(slug="bench-0").exists():
+        print(f"building the search corpus: {args.search_messages} messages (bench/search.py) …", flush=True)
+        built = build_search_corpus(args.search_messages, args.seed)
+        report["build"]["search_corpus_s"] = round(built["seconds"], 1)
+
+    listed = Conversation.objects.filter(tenant__slug=LIST_TENANT).count()
+    report["conversations_in_tenant"] = listed
+    client = member_client(LIST_TENANT)
+    n = args.requests
+    cursor = deep_cursor(min(50_000, listed - 100))
+    list_cases = {
+        "list, first page": ["/conversations/"],
+        "list, page after 50,000 rows (keyset)": [f"/conversations/?cursor={cursor}"],
+        "list, next rows over HTMX (infinite scroll)": [f"/conversations/?cursor={cursor}"],
+        "list, verdict = INTERRUPTED TOOL": ["/conversations/?verdict=INTERRUPTED+TOOL"],
+        "list, run state = interrupted": ["/conversations/?state=interrupted"],
+        "list, has repairs": ["/conversations/?has_repairs=on"],
+        "list, agent = deploy_agent": ["/conversations/?agent=deploy_agent"],
+        "list, one month": ["/conversations/?since=2026-03-01&until=2026-03-31"],
+        "list, sorted by size": ["/conversations/?sort=largest"],
+    }
+    for name, urls in list_cases.items():
+        headers = {"HTTP_HX_REQUEST": "true"} if "HTMX" in name else {}
+        report["results"][name] = time_requests(client, urls, n, headers)
+        print(f"  {name}: {report['results'][name]}", flush=True)
+
+    transcript = Conversation.objects.get(external_id=TRANSCRIPT_ID)
+    report["transcript_messages"] = transcript.message_count
+    report["results"]["transcript, first window (1,000 messages)"] = time_requests(
+        client, [f"/conversations/{transcript.pk}/"], max(10, n // 3)
+    )
+    transcript_reading.WINDOW = 2000
+    report["results"]["transcript, all 2,000 messages on one page"] = time_requests(
+        client, [f"/conversations/{transcript.pk}/"], max(10, n // 3)
+    )
+    transcript_reading.WINDOW = 1000
+    for name in ("transcript, first window (1,000 messages)", "transcript, all 2,000 messages on one page"):
+        print(f"  {name}: {report['results'][name]}", flush=True)
+
+    if Tenant.objects.filter(slug="bench-0").exists():
+        from search_app.models import SearchDocument
+
+        report["search_messages_total"] = SearchDocument.objects.count()
+        report["search_messages_in_tenant"] = SearchDocument.objects.filter(tenant__slug="bench-0").count()
+        search_client = member_client("bench-0")
+        rng = random.Random(args.seed)
+        sample = list(
+            SearchDocument.objects.filter(tenant__slug="bench-0").order_by("?").values_list("terms", flat=True)[:400]
+        )
+        vocabulary = [w for text in sample for w in text.split(" ")]
+        common = sorted(set(vocabulary), key=vocabulary.count, reverse=True)[:40]
+        rare = [w for w in set(vocabulary) if vocabulary.count(w) == 1 and len(w) >= 5][:40]
+        hx = {"HTTP_HX_REQUEST": "true"}
+
+        def typed(words: list[str], cut: int | None) -> list[str]:
+            return [f"/search/?q={quote(w[:cut] if cut else w)}" for w in words]
+
+        cases = {
+            "search as you type, rare word, 3 letters typed": typed(rng.sample(rare, min(30, len(rare))), 3),
+            "search as you type, rare word complete": typed(rare, None),
+            "search as you type, common word complete": typed(common, None),
+            "search as you type, two words": [
+                f"/search/?q={quote(a + ' ' + b)}" for a, b in zip(common[:20], rare[:20], strict=False)
+            ],
+        }
+        for name, urls in cases.items():
+            report["results"][name] = time_requests(search_client, urls, n, hx)
+            print(f"  {name}: {report['results'][name]}", flush=True)
+
+    out = ROOT / "bench" / "results" / f"pages-{listed}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"\nwritten to {out.relative_to(ROOT)}\n")
+    print("| page | median ms | p95 ms |\n| --- | ---: | ---: |")
+    for name, result in report["results"].items():
+        print(f"| {name} | {result['median_ms']} | {result['p95_ms']} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""Small template filters for the dashboard's badges."""
+
+from django import template
+
+register = template.Library()
+
+_TONES = {"READY": "ok", "WAITING": "warn", "MISSING OUTCOME RECEIPT": "warn"}
+_STATE_TONES = {"interrupted": "bad", "running": "info"}
+
+
+@register.filter
+def verdict_tone(verdict: str) -> str:
+    """The badge colour of a verdict: green when fit to replay, amber when waiting on proof, red otherwise."""
+    return _TONES.get(verdict, "bad")
+
+
+@register.filter
+def state_tone(state: str) -> str:
+    return _STATE_TONES.get(state, "plain")
