@@ -344,9 +344,13 @@ def _steps(topic: str, count: int, offset: int = 0) -> tuple[ToolStep, ...]:
 
 
 def _single(name: str, compaction: CompactionKind | None) -> ConversationPlan:
+    # Six model steps, compaction above 4 messages keeping 2: the setting under which the harness's own
+    # SnapshotHistorySource recovers 24 messages for 12 (ANCHORS.md).
     return ConversationPlan(
         name=name,
         compaction=compaction,
+        max_messages=4,
+        keep_messages=2,
         turns=(
             Turn(
                 "Check the five invoices for order 4471 and tell me which one is overdue.",
