@@ -161,24 +161,35 @@ def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[s
 
 def score(query: ParsedQuery, doc: Document, df: dict[str, int], stats: ScopeStats, params: Bm25Params) -> float:
     """The document's BM25 score for the query's positive clauses; 0.0 when none matches."""
-    n, avgdl, length = stats.documents, stats.average_length, doc.length
-    total = 0.0
-    for clause in query.should:
-        if isinstance(clause, Term):
-            tf = doc.tf(clause.term)
-            if tf:
-                total += idf(df[clause.term], n) * tf_norm(tf, length, avgdl, params)
-        elif isinstance(clause, Phrase):
-            if all(doc.has(term) for term in clause.terms):
-                freq = doc.phrase_frequency(clause.terms)
-                if freq:
-                    weight = sum(idf(df[term], n) for term in clause.terms)
-                    total += weight * tf_norm(freq, length, avgdl, params)
-        elif f" {clause.prefix}" in doc.padded:
-            for term, tf in doc.counts.items():
-                if term.startswith(clause.prefix):
-                    total += idf(df[term], n) * tf_norm(tf, length, avgdl, params)
-    return total
+    return _Scorer(query, df, stats, params)(doc)
+
+
+class _Scorer:
+    """`score` with each term's idf computed once per query rather than once per document."""
+
+    def __init__(self, query: ParsedQuery, df: dict[str, int], stats: ScopeStats, params: Bm25Params) -> None:
+        self.query, self.df, self.stats, self.params = query, df, stats, params
+        self.idf = {term: idf(count, stats.documents) for term, count in df.items()}
+
+    def __call__(self, doc: Document) -> float:
+        avgdl, length, params, weights = self.stats.average_length, doc.length, self.params, self.idf
+        total = 0.0
+        for clause in self.query.should:
+            if isinstance(clause, Term):
+                tf = doc.tf(clause.term)
+                if tf:
+                    total += weights[clause.term] * tf_norm(tf, length, avgdl, params)
+            elif isinstance(clause, Phrase):
+                if all(doc.has(term) for term in clause.terms):
+                    freq = doc.phrase_frequency(clause.terms)
+                    if freq:
+                        weight = sum(weights[term] for term in clause.terms)
+                        total += weight * tf_norm(freq, length, avgdl, params)
+            elif f" {clause.prefix}" in doc.padded:
+                for term, tf in doc.counts.items():
+                    if term.startswith(clause.prefix):
+                        total += weights[term] * tf_norm(tf, length, avgdl, params)
+        return total
 
 
 def rank(
@@ -189,12 +200,12 @@ def rank(
     Statistics come from all candidates; visibility (filters, permissions) and exclusions only remove hits
     afterwards, so what a caller may not see never changes the scores of what it may.
     """
-    df = document_frequencies(query, candidates)
+    scorer = _Scorer(query, document_frequencies(query, candidates), stats, params)
     ranked: list[tuple[int, float]] = []
     for doc in candidates:
         if not doc.visible or excluded(query, doc):
             continue
-        value = score(query, doc, df, stats, params)
+        value = scorer(doc)
         if value > 0.0:
             ranked.append((doc.key, value))
     ranked.sort(key=lambda item: (-item[1], item[0]))
