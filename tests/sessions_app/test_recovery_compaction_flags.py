@@ -10,7 +10,9 @@ from sessions_app.agent_scenarios import SCENARIO_NAMES
 from sessions_app.recovery import message_hash
 from tests.sessions_app.recovery_cases import case, hashes, last_complete, survives_in
 
-COMPACTING = [name for name in SCENARIO_NAMES if name not in ("plain_tools", "orphan_tool_result", "credentials")]
+COMPACTING = [
+    name for name in SCENARIO_NAMES if name not in ("plain_tools", "orphan_tool_result", "credentials", "pruned_store")
+]
 
 
 def expected_dropped(name: str) -> list[bool]:
@@ -45,10 +47,17 @@ def expected_dropped(name: str) -> list[bool]:
 
 @pytest.mark.parametrize("name", COMPACTING)
 def test_flags_mark_exactly_the_messages_compaction_dropped(name):
-    if name == "pruned_store":
-        pytest.skip("the pruned store has lost the early history the twin holds; see test_recovery_pruned")
     recovered = [r for r in case(name).recovered if not r.summary_artifact]
     assert [r.recovered_from_compaction for r in recovered] == expected_dropped(name)
+
+
+def test_in_a_pruned_store_flags_mark_what_the_last_snapshot_no_longer_holds():
+    pruned = case("pruned_store")
+    final = last_complete(pruned.runs[-1])
+    final_hashes = hashes(final)
+    expected = [message_hash(m) not in final_hashes and not survives_in(m, final) for m in pruned.transcript]
+    assert any(expected)
+    assert [r.recovered_from_compaction for r in pruned.recovered] == expected
 
 
 @pytest.mark.parametrize("name", ["sliding_window", "summarizing", "threaded_runs"])
