@@ -3,7 +3,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from sessions_app.views import admin, audit, auth, conversations, export, health, receipts, search, snapshots
+from sessions_app.views import (
+    admin,
+    audit,
+    auth,
+    conversations,
+    export,
+    health,
+    operations,
+    receipts,
+    search,
+    snapshots,
+)
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -21,6 +32,8 @@ urlpatterns = [
         name="reveal-message",
     ),
     path("conversations/<int:pk>/export", export.export_one, name="export-conversation"),
+    path("conversations/<int:pk>/reaudit", operations.reaudit, name="reaudit-conversation"),
+    path("conversations/<int:pk>/reindex", operations.reindex, name="reindex-conversation"),
     path("runs/<int:pk>/snapshots/", snapshots.snapshot_list, name="snapshots"),
     path("runs/<int:pk>/snapshots/<int:seq>/diff", snapshots.snapshot_diff, name="snapshot-diff"),
     path("runs/<int:pk>/receipts/", receipts.receipts_and_waits, name="receipts"),
