@@ -31,7 +31,8 @@ GUIDANCE: dict[str, str] = {
     v.INTERRUPTED_TOOL: (
         "An interrupted call is a signal, not a retry order. Query the destination for the effect first, "
         "using the call's idempotency key; retry only once a fresh read proves the effect absent, with that"
-        " same idempotency key. Then record an outcome receipt."
+        " same idempotency key, and record an outcome receipt. This history still carries the unsettled "
+        "call, so continue from one where it is answered with what you read, not by replaying this one."
     ),
     v.ORPHAN_RESULT_REMOVED: (
         "A tool result whose call is missing will be dropped before the next request. Keep this audit "
