@@ -19,6 +19,9 @@ from search_app.query import ParsedQuery, Phrase, Prefix, Term
 from search_app.tokenize import is_cjk
 
 
+_F = "CAST(%s AS DOUBLE PRECISION)"
+
+
 def sql_rankable(query: ParsedQuery) -> bool:
     clauses = query.should + query.must_not
     if any(isinstance(clause, Prefix) for clause in query.should):
@@ -74,13 +77,15 @@ def rank_in_database(
     columns.append(f"{visible} AS visible")
     sql_params.extend(visible_params)
     sql_params.extend([float(params.k1), float(params.b), float(params.b), float(stats.average_length)])
-    columns.append("%s * (1.0 - %s + %s * length / %s) AS norm")
+    # Django binds parameters client-side, so a float arrives as a numeric literal: cast, or PostgreSQL does
+    # every row's arithmetic in numeric, several times slower than float8.
+    columns.append(f"{_F} * (1.0 - {_F} + {_F} * length / {_F}) AS norm")
 
     dfs = ", ".join(f"count(*) FILTER (WHERE tf_{i} > 0) AS df_{i}" for i in terms.values())
     n = float(stats.documents)
     # float8 throughout: PostgreSQL's numeric arithmetic per row would be several times slower.
     idfs = ", ".join(
-        f"CAST(ln(1.0 + ({n!r} - df_{i} + 0.5) / (df_{i} + 0.5)) AS DOUBLE PRECISION) AS idf_{i}"
+        f"ln(1.0 + (CAST({n!r} AS DOUBLE PRECISION) - df_{i} + 0.5) / (df_{i} + 0.5)) AS idf_{i}"
         for i in terms.values()
     )
     parts = [
@@ -102,7 +107,7 @@ def rank_in_database(
                 FROM {DOCS} WHERE {scope_sql}{f" AND {candidate_sql}" if candidate_sql else ""}
             ) AS x
         ),
-        w AS (SELECT {idfs} FROM (SELECT {dfs} FROM c) AS d)
+        w AS MATERIALIZED (SELECT {idfs} FROM (SELECT {dfs} FROM c) AS d)
         SELECT id, score, count(*) OVER () AS total FROM (
             SELECT c.id, ({" + ".join(parts)}) AS score FROM c CROSS JOIN w
             WHERE c.visible AND NOT c.excluded
