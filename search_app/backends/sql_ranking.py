@@ -18,7 +18,6 @@ from search_app.bm25 import Bm25Params, ScopeStats
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
 from search_app.tokenize import is_cjk
 
-
 _F = "CAST(%s AS DOUBLE PRECISION)"
 
 
