@@ -150,3 +150,20 @@ def test_set_prompt_contract_takes_a_label_or_a_dynamic_declaration(tenant, tmp_
             str(tmp_path / "no"),
         )
     assert PromptContract.objects.get().kind == "dynamic"
+
+
+def test_audit_refresh_due_turns_an_expired_wait_into_stuck(tenant):
+    run = ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
+    deadline = timezone.now() + timedelta(hours=1)
+    _run(
+        "add_wait", "--tenant", "acme", "--run", "r-1", "--owner", "ops", "--decision", "approve",
+        "--deadline", deadline.isoformat(),
+    )
+    assert RunVerdict.objects.get(run=run).verdict == v.WAITING
+    # Let the hour pass: move the deadline and the recheck time it set into the past.
+    past = timezone.now() - timedelta(seconds=1)
+    Wait.objects.filter(run=run).update(deadline=past)
+    RunVerdict.objects.filter(run=run).update(recheck_at=past)
+    out, _ = _run("audit", "--refresh-due")
+    assert out.strip() == "Re-audited 1 run(s) whose verdict was due."
+    assert RunVerdict.objects.get(run=run).verdict == v.STUCK
