@@ -455,7 +455,7 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
     """Gate 4: run pydantic-ai's own `repair_messages` and report what it drops and what it synthesizes.
 
     A repair makes a provider accept the request; it proves neither that the tool finished nor that its side
-    effect did not happen. Returns an earlier repair already stored in the history count as interrupted too.
+    effect did not happen. Returns an earlier repair synthesized, already stored in the history, count too.
     """
     findings: list[Finding] = []
     repaired = repair_messages(list(messages))
