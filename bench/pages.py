@@ -1,7 +1,8 @@
 """Dashboard page budgets: server time of the conversation list, a long transcript and search as you type.
 
-    .venv/bin/python bench/pages.py --database postgres://root@127.0.0.1:5432/sd_bench_pages \
-        [--conversations 100000] [--search-messages 1000000] [--requests 60]
+    .venv/bin/python bench/pages.py [--conversations 100000] [--search-messages 1000000] [--requests 60] \
+        [--database postgres://root@127.0.0.1:5432/sd_bench_pages] \
+        [--search-database postgres://root@127.0.0.1:5432/sd_bench_pages_search]
 
 Server time is the time Django takes to answer a request in process (middleware, permission checks, queries,
 template rendering), measured with the test client after a warm-up pass; no network, no browser.
@@ -13,7 +14,11 @@ Data, built once into its own database (rerunning reuses it):
 - a 2,000-message conversation of pydantic-ai messages (user prompts, tool calls with their results, answers,
   one credential per 50 messages to mask), stored through the product's own ingestion;
 - the search corpus of bench/search.py (10 tenants, Zipf text) with `--search-messages` messages, built by that
-  script's own `build()`; search as you type is timed in its largest tenant (34%).
+  script's own `build()` in a database of its own (it loads rows with explicit ids); search as you type is
+  timed in its largest tenant (34%).
+
+Each phase runs in its own process (one database per Django process); results merge into
+bench/results/pages.json and print as the table docs/BENCHMARKS.md shows.
 """
 
 import argparse
@@ -83,7 +88,9 @@ def build_list_corpus(count: int, seed: int) -> float:
                 size = min(5000, total - offset)
                 conversations = Conversation.objects.bulk_create(
                     [
-                        Conversation(tenant=tenant, external_id=f"{slug}-{offset + i}", message_count=rng.randint(2, 400))
+                        Conversation(
+                            tenant=tenant, external_id=f"{slug}-{offset + i}", message_count=rng.randint(2, 400)
+                        )
                         for i in range(size)
                     ]
                 )
@@ -227,40 +234,17 @@ def deep_cursor(position: int) -> str:
     return encode_cursor(row[0], row[1])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_pages")
-    parser.add_argument("--conversations", type=int, default=100_000)
-    parser.add_argument("--transcript", type=int, default=2000)
-    parser.add_argument("--search-messages", type=int, default=1_000_000, help="0 skips the search corpus")
-    parser.add_argument("--requests", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args()
-    configure(args.database)
-
-    from urllib.parse import quote
-
+def list_phase(args) -> dict:
     from sessions_app import transcript_reading
     from sessions_app.models import Conversation, Tenant
 
-    report: dict = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "database": "PostgreSQL",
-        "build": {},
-        "results": {},
-    }
+    report: dict = {"build": {}, "results": {}}
     if not Tenant.objects.filter(slug=LIST_TENANT).exists():
         print(f"building the list corpus: {args.conversations} conversations …", flush=True)
         report["build"]["list_corpus_s"] = round(build_list_corpus(args.conversations, args.seed), 1)
     if not Conversation.objects.filter(external_id=TRANSCRIPT_ID).exists():
         print(f"storing a {args.transcript}-message conversation through ingestion …", flush=True)
         report["build"]["transcript_ingest_s"] = round(build_transcript(args.transcript), 1)
-    words: list[str] = []
-    if args.search_messages and not Tenant.objects.filter(slug="bench-0").exists():
-        print(f"building the search corpus: {args.search_messages} messages (bench/search.py) …", flush=True)
-        built = build_search_corpus(args.search_messages, args.seed)
-        report["build"]["search_corpus_s"] = round(built["seconds"], 1)
 
     listed = Conversation.objects.filter(tenant__slug=LIST_TENANT).count()
     report["conversations_in_tenant"] = listed
@@ -285,53 +269,100 @@ def main() -> None:
 
     transcript = Conversation.objects.get(external_id=TRANSCRIPT_ID)
     report["transcript_messages"] = transcript.message_count
-    report["results"]["transcript, first window (1,000 messages)"] = time_requests(
-        client, [f"/conversations/{transcript.pk}/"], max(10, n // 3)
-    )
-    transcript_reading.WINDOW = 2000
-    report["results"]["transcript, all 2,000 messages on one page"] = time_requests(
-        client, [f"/conversations/{transcript.pk}/"], max(10, n // 3)
-    )
-    transcript_reading.WINDOW = 1000
-    for name in ("transcript, first window (1,000 messages)", "transcript, all 2,000 messages on one page"):
+    for name, window in (
+        ("transcript, first window (1,000 messages)", 1000),
+        ("transcript, all 2,000 messages on one page", 2000),
+    ):
+        transcript_reading.WINDOW = window
+        report["results"][name] = time_requests(client, [f"/conversations/{transcript.pk}/"], max(10, n // 2))
         print(f"  {name}: {report['results'][name]}", flush=True)
+    transcript_reading.WINDOW = 1000
+    return report
 
-    if Tenant.objects.filter(slug="bench-0").exists():
-        from search_app.models import SearchDocument
 
-        report["search_messages_total"] = SearchDocument.objects.count()
-        report["search_messages_in_tenant"] = SearchDocument.objects.filter(tenant__slug="bench-0").count()
-        search_client = member_client("bench-0")
-        rng = random.Random(args.seed)
-        sample = list(
-            SearchDocument.objects.filter(tenant__slug="bench-0").order_by("?").values_list("terms", flat=True)[:400]
-        )
-        vocabulary = [w for text in sample for w in text.split(" ")]
-        common = sorted(set(vocabulary), key=vocabulary.count, reverse=True)[:40]
-        rare = [w for w in set(vocabulary) if vocabulary.count(w) == 1 and len(w) >= 5][:40]
-        hx = {"HTTP_HX_REQUEST": "true"}
+def search_phase(args) -> dict:
+    from urllib.parse import quote
 
-        def typed(words: list[str], cut: int | None) -> list[str]:
-            return [f"/search/?q={quote(w[:cut] if cut else w)}" for w in words]
+    from search_app.models import SearchDocument
+    from sessions_app.models import Tenant
 
-        cases = {
-            "search as you type, rare word, 3 letters typed": typed(rng.sample(rare, min(30, len(rare))), 3),
-            "search as you type, rare word complete": typed(rare, None),
-            "search as you type, common word complete": typed(common, None),
-            "search as you type, two words": [
-                f"/search/?q={quote(a + ' ' + b)}" for a, b in zip(common[:20], rare[:20], strict=False)
-            ],
-        }
-        for name, urls in cases.items():
-            report["results"][name] = time_requests(search_client, urls, n, hx)
-            print(f"  {name}: {report['results'][name]}", flush=True)
+    report: dict = {"build": {}, "results": {}}
+    if not Tenant.objects.filter(slug="bench-0").exists():
+        print(f"building the search corpus: {args.search_messages} messages (bench/search.py) …", flush=True)
+        report["build"]["search_corpus_s"] = round(build_search_corpus(args.search_messages, args.seed)["seconds"], 1)
+    report["search_messages_total"] = SearchDocument.objects.count()
+    report["search_messages_in_tenant"] = SearchDocument.objects.filter(tenant__slug="bench-0").count()
+    client = member_client("bench-0")
+    rng = random.Random(args.seed)
+    sample = list(
+        SearchDocument.objects.filter(tenant__slug="bench-0").order_by("?").values_list("terms", flat=True)[:400]
+    )
+    counts: dict[str, int] = {}
+    for text in sample:
+        for word in text.split(" "):
+            counts[word] = counts.get(word, 0) + 1
+    common = sorted(counts, key=counts.get, reverse=True)[:40]
+    rare = sorted(w for w, c in counts.items() if c == 1 and len(w) >= 5)[:60]
+    hx = {"HTTP_HX_REQUEST": "true"}
 
-    out = ROOT / "bench" / "results" / f"pages-{listed}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"\nwritten to {out.relative_to(ROOT)}\n")
-    print("| page | median ms | p95 ms |\n| --- | ---: | ---: |")
-    for name, result in report["results"].items():
+    def typed(words: list[str], cut: int | None) -> list[str]:
+        return [f"/search/?q={quote(w[:cut] if cut else w)}" for w in words]
+
+    cases = {
+        "search as you type, 3 letters of a rare word": typed(rng.sample(rare, min(30, len(rare))), 3),
+        "search as you type, rare word complete": typed(rare, None),
+        "search as you type, common word complete": typed(common, None),
+        "search as you type, common word then a rare one": [
+            f"/search/?q={quote(a + ' ' + b)}" for a, b in zip(common[:20], rare[:20], strict=False)
+        ],
+    }
+    for name, urls in cases.items():
+        report["results"][name] = time_requests(client, urls, args.requests, hx)
+        print(f"  {name}: {report['results'][name]}", flush=True)
+    return report
+
+
+def main() -> None:
+    import subprocess
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_pages")
+    parser.add_argument("--search-database", default="postgres://root@127.0.0.1:5432/sd_bench_pages_search")
+    parser.add_argument("--phase", choices=("all", "list", "search"), default="all")
+    parser.add_argument("--conversations", type=int, default=100_000)
+    parser.add_argument("--transcript", type=int, default=2000)
+    parser.add_argument("--search-messages", type=int, default=1_000_000, help="0 skips the search phase")
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    results = ROOT / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+
+    if args.phase != "all":
+        configure(args.database if args.phase == "list" else args.search_database)
+        report = list_phase(args) if args.phase == "list" else search_phase(args)
+        (results / f"pages-{args.phase}.json").write_text(json.dumps(report, indent=2))
+        return
+
+    phases = ["list"] + (["search"] if args.search_messages else [])
+    merged: dict = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "database": "PostgreSQL (local)",
+        "load_average_at_start": os.getloadavg(),
+        "build": {},
+        "results": {},
+    }
+    for phase in phases:
+        subprocess.run([sys.executable, __file__, "--phase", phase, *sys.argv[1:]], check=True)
+        part = json.loads((results / f"pages-{phase}.json").read_text())
+        merged["build"].update(part.pop("build"))
+        merged["results"].update(part.pop("results"))
+        merged.update(part)
+    merged["load_average_at_end"] = os.getloadavg()
+    (results / "pages.json").write_text(json.dumps(merged, indent=2))
+    print("\n| page | median ms | p95 ms |\n| --- | ---: | ---: |")
+    for name, result in merged["results"].items():
         print(f"| {name} | {result['median_ms']} | {result['p95_ms']} |")
 
 
