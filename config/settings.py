@@ -131,6 +131,9 @@ X_FRAME_OPTIONS = "DENY"
 # Sessiondesk's own limits.
 SESSIONDESK_MAX_PAYLOAD_BYTES = env_int("SESSIONDESK_MAX_PAYLOAD_BYTES", 8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SESSIONDESK_MAX_PAYLOAD_BYTES + 1024
+# Search ranking: BM25 with Lucene's defaults (search_app.bm25 checks the ranges).
+SESSIONDESK_SEARCH_BM25_K1 = float(os.environ.get("SESSIONDESK_SEARCH_BM25_K1") or 1.2)
+SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or 0.75)
 
 LOGGING = {
     "version": 1,
