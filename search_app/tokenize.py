@@ -21,7 +21,9 @@ MAX_TERM_CHARS = 100
 """Longer runs (base64 blobs, minified code) are cut to this, at index and query time alike."""
 
 MAX_DOCUMENT_TERMS = 50_000
-"""A message past this many terms is indexed by its first ones: PostgreSQL caps a tsvector at 1 MiB."""
+MAX_DOCUMENT_CHARS = 400_000
+"""A message past this many terms (or characters of terms) is indexed by its first ones: PostgreSQL caps a
+tsvector at 1 MiB, and a multi-megabyte tool result would otherwise fail the transaction that stores it."""
 
 _CJK_RANGES = (
     (0x1100, 0x11FF),  # Hangul Jamo
@@ -126,13 +128,15 @@ def index_terms(text: str) -> list[str]:
     """
     base = tokens(prepare(text))
     out: list[str] = []
+    chars = 0
     for i, token in enumerate(base):
         out.append(token.term)
+        chars += len(token.term) + 1
         if token.cjk and i + 1 < len(base):
             following = base[i + 1]
             if following.cjk and following.start == token.end:
                 out.append(token.term + following.term)
-        if len(out) >= MAX_DOCUMENT_TERMS:
+        if len(out) >= MAX_DOCUMENT_TERMS or chars >= MAX_DOCUMENT_CHARS:
             break
     return out[:MAX_DOCUMENT_TERMS]
 

@@ -2,7 +2,14 @@
 
 import unittest
 
-from search_app.tokenize import MAX_TERM_CHARS, base_stream, index_terms, is_bigram
+from search_app.tokenize import (
+    MAX_DOCUMENT_CHARS,
+    MAX_DOCUMENT_TERMS,
+    MAX_TERM_CHARS,
+    base_stream,
+    index_terms,
+    is_bigram,
+)
 
 
 class TokenizerTest(unittest.TestCase):
@@ -60,6 +67,11 @@ class TokenizerTest(unittest.TestCase):
     def test_very_long_runs_are_cut_to_the_term_limit(self):
         (term,) = index_terms("a" * 500)
         self.assertEqual(len(term), MAX_TERM_CHARS)
+
+    def test_a_huge_message_is_indexed_by_its_first_terms(self):
+        self.assertEqual(len(index_terms("word " * (MAX_DOCUMENT_TERMS + 10))), MAX_DOCUMENT_TERMS)
+        long_terms = index_terms(" ".join(f"{i:0100d}" for i in range(20_000)))
+        self.assertLessEqual(sum(len(term) + 1 for term in long_terms), MAX_DOCUMENT_CHARS + MAX_TERM_CHARS + 1)
 
     def test_the_phrase_stream_leaves_out_bigrams(self):
         terms = index_terms("hello 数据库")
