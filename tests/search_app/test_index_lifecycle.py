@@ -200,3 +200,10 @@ def test_ingested_snapshots_are_searchable_and_a_rewritten_transcript_is_reindex
     stats = ConversationIndex.objects.get(conversation__external_id="c")
     assert stats.documents == 4
     assert stats.total_length == sum(SearchDocument.objects.values_list("length", flat=True))
+
+
+def test_a_very_large_tool_result_is_stored_and_searchable_by_its_beginning(tenant):
+    run = make_run(make_conversation(tenant, "c"), "r")
+    blob = "needle " + " ".join(f"{i:0100d}" for i in range(6000))  # 600 KB of distinct long terms
+    add_messages(run, [tool_result("dump", blob)])
+    assert [h.role for h in hits(tenant, "needle")] == ["tool_result"]
