@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.urls import reverse
 
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy import scoped
@@ -97,9 +99,13 @@ def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit
     limit = limit or PAGE_SIZE
     if cursor:
         value, pk = decode_cursor(cursor, sort)
+        # The plain bound (<= / >=) lets the database walk the (tenant, key, id) index from the cursor on;
+        # the OR alone made PostgreSQL filter a whole index scan (300 ms at 50,000 rows in, versus 2 ms).
         if sort.descending:
+            qs = qs.filter(Q(**{f"{sort.field}__lte": value}))
             qs = qs.filter(Q(**{f"{sort.field}__lt": value}) | Q(**{sort.field: value, "pk__lt": pk}))
         else:
+            qs = qs.filter(Q(**{f"{sort.field}__gte": value}))
             qs = qs.filter(Q(**{f"{sort.field}__gt": value}) | Q(**{sort.field: value, "pk__gt": pk}))
     prefix = "-" if sort.descending else ""
     rows = list(qs.order_by(f"{prefix}{sort.field}", f"{prefix}pk")[: limit + 1])
@@ -114,6 +120,9 @@ def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit
 @dataclass
 class ConversationRow:
     conversation: Conversation
+    url: str = ""
+    updated_iso: str = ""
+    updated_label: str = ""
     run_count: int = 0
     agents: list[str] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
@@ -123,7 +132,17 @@ class ConversationRow:
 
 def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[ConversationRow]:
     """Per-row run facts for one page, in one query over that page's runs (not one per row)."""
-    rows = {c.pk: ConversationRow(c) for c in conversations}
+    # URL and dates formatted here, once, in plain Python: per-row {% url %} and |date cost ~1 ms a row.
+    url_prefix = reverse("conversation", args=[0]).removesuffix("0/")
+    rows = {
+        c.pk: ConversationRow(
+            c,
+            url=f"{url_prefix}{c.pk}/",
+            updated_iso=c.updated_at.isoformat(),
+            updated_label=c.updated_at.strftime("%Y-%m-%d %H:%M"),
+        )
+        for c in conversations
+    }
     runs = (
         scoped(Run, tenant)
         .filter(conversation_id__in=list(rows))
@@ -149,11 +168,23 @@ def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[Conv
     return list(rows.values())
 
 
+AGENT_NAMES_TTL = 300
+
+
 def agent_names(tenant: Tenant) -> list[str]:
-    return list(
-        scoped(Run, tenant)
-        .exclude(agent_name="")
-        .order_by("agent_name")
-        .values_list("agent_name", flat=True)
-        .distinct()
-    )
+    """The tenant's agent names for the filter's suggestions, cached for a few minutes.
+
+    A DISTINCT over every run of a large tenant costs ~150 ms; suggestions a few minutes stale cost nothing.
+    """
+    key = f"sessiondesk:agent-names:{tenant.pk}"
+    names = cache.get(key)
+    if names is None:
+        names = list(
+            scoped(Run, tenant)
+            .exclude(agent_name="")
+            .order_by("agent_name")
+            .values_list("agent_name", flat=True)
+            .distinct()[:200]
+        )
+        cache.set(key, names, AGENT_NAMES_TTL)
+    return names
