@@ -9,12 +9,14 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from pydantic_ai.messages import ModelMessage
+
 from sessions_app.ingestion import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
-from sessions_app.serialization import dump_message
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HARNESS_TABLES = {"runs", "snapshots"}
@@ -129,7 +131,10 @@ async def _harness_snapshots(store) -> list[SnapshotPayload]:
         for snapshot in await store.list_snapshots(run_id=run.run_id, include_interrupted=True):
             payloads.append(
                 SnapshotPayload(
-                    conversation_id=run.conversation_id or snapshot.conversation_id or run.run_id,
+                    conversation_id=run.conversation_id
+                    or snapshot.conversation_id
+                    or messages_conversation_id(snapshot.messages)
+                    or run.run_id,
                     run_id=run.run_id,
                     agent=run.agent_name or snapshot.agent_name or "",
                     parent_run_id=run.parent_run_id or "",
@@ -140,6 +145,14 @@ async def _harness_snapshots(store) -> list[SnapshotPayload]:
                 )
             )
     return payloads
+
+
+def messages_conversation_id(messages: Sequence[ModelMessage]) -> str | None:
+    """The conversation id pydantic-ai stamped on the messages (the latest one), if any.
+
+    Falling back to the run id would make a run id a conversation key, which the scope audit rightly flags.
+    """
+    return next((m.conversation_id for m in reversed(messages) if m.conversation_id), None)
 
 
 def _parse_time(value: object) -> datetime | None:
@@ -162,18 +175,3 @@ def _harness_tool_effects(path: Path) -> list[ToolEffectPayload]:
         )
         for run_id, call_id, name, status, started, ended in rows
     ]
-
-
-def payload_json(payload: SnapshotPayload) -> dict:
-    """A payload back in the API's JSON shape (for .jsonl files and the live adapter)."""
-    return {
-        "conversation_id": payload.conversation_id,
-        "run_id": payload.run_id,
-        "agent": payload.agent,
-        "parent_run_id": payload.parent_run_id or None,
-        "step": payload.step,
-        "state": payload.state,
-        "messages": [json.loads(dump_message(m)) for m in payload.messages],
-    }
-
-

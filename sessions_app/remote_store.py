@@ -19,6 +19,8 @@ from pydantic_ai_harness.step_persistence import (
     ToolEffectRecord,
 )
 
+from sessions_app.importers import messages_conversation_id
+
 
 class SessiondeskError(RuntimeError):
     """The Sessiondesk API refused a write; the message is the API's own."""
@@ -67,7 +69,12 @@ class SessiondeskStepStore:
 
     async def save_snapshot(self, snapshot: ContinuableSnapshot) -> None:
         run = await self._local.get_run(run_id=snapshot.run_id)
-        conversation_id = snapshot.conversation_id or (run.conversation_id if run else None) or snapshot.run_id
+        conversation_id = (
+            snapshot.conversation_id
+            or (run.conversation_id if run else None)
+            or messages_conversation_id(snapshot.messages)
+            or snapshot.run_id
+        )
         await self._post(
             "snapshots",
             {

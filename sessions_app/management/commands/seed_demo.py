@@ -1,16 +1,38 @@
 """Demo data made by real agents: FunctionModel-driven pydantic-ai runs with the harness's StepPersistence and
 compaction, ingested through the same service as the API."""
 
+from datetime import timedelta
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
 
 from sessions_app.api_keys import create_api_key
-from sessions_app.ingestion import ingest_snapshots, parse_snapshot
+from sessions_app.ingestion import SnapshotPayload, ingest_snapshots, parse_snapshot
 from sessions_app.models import Membership, Role, Tenant
 
 DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
 DEMO_PASSWORD = "sessiondesk-demo"
+
+
+def _with_orphan_result(payload: dict) -> SnapshotPayload:
+    """An application that saved its own copy of a history, with a stray tool result a retried worker left in it
+    (pydantic-ai drops such results before a request, so the harness never persists one itself)."""
+    history = parse_snapshot(payload).messages
+    stray = ModelRequest(
+        parts=[ToolReturnPart("lookup", "stale result from a retried worker", tool_call_id="retried-worker-7")]
+    )
+    return parse_snapshot(
+        {
+            "conversation_id": payload["conversation_id"],
+            "run_id": f"{payload['run_id']}-saved",
+            "agent": payload.get("agent") or "",
+            "state": "complete",
+            "messages": ModelMessagesTypeAdapter.dump_python([*history[:2], stray, *history[2:]], mode="json"),
+        }
+    )
 
 
 class Command(BaseCommand):
@@ -48,10 +70,50 @@ class Command(BaseCommand):
                     by_conversation.setdefault(payload["conversation_id"], []).append(parse_snapshot(payload))
                 for batch in by_conversation.values():
                     ingest_snapshots(tenant, batch, source="server", via="import")
+                if payloads:
+                    ingest_snapshots(tenant, [_with_orphan_result(payloads[0])], source="server", via="api")
             self._create_users()
+            for tenant in Tenant.objects.all():
+                self._add_audit_records(tenant)
         for slug, key in keys.items():
             self.stdout.write(f"Server API key for {slug} (shown once): {key}")
         self._print_logins()
+
+    def _add_audit_records(self, tenant: Tenant) -> None:
+        """Contracts for the agents, outcome receipts for some runs and a human-approval wait, so the demo shows
+        every verdict rather than only missing receipts."""
+        from sessions_app.agent_scenarios import ConversationPlan
+        from sessions_app.audit.digests import prompt_sha256
+        from sessions_app.audit.service import add_receipt, add_wait, set_prompt_contract
+        from sessions_app.models import Run
+        from sessions_app.tenancy import scoped
+
+        prompt_hash = prompt_sha256(ConversationPlan.__dataclass_fields__["system_prompt"].default)
+        for agent in ("support_agent", "billing_agent", "ops_agent"):
+            set_prompt_contract(tenant, agent, {"kind": "hash", "value": prompt_hash})
+        finished = list(scoped(Run, tenant).filter(state="complete", source="server").order_by("started_at", "id"))
+        for index, run in enumerate(finished):
+            if index % 3 == 0:
+                add_receipt(
+                    tenant,
+                    {
+                        "run_id": run.run_id,
+                        "effect": "answer delivered",
+                        "evidence": "outcome",
+                        "checked_by": "demo-checker",
+                        "reference": f"ticket-{index:04d}",
+                    },
+                )
+            elif index % 7 == 1:
+                add_wait(
+                    tenant,
+                    {
+                        "run_id": run.run_id,
+                        "owner": "finance-team",
+                        "decision": "approve the refund",
+                        "deadline": (timezone.now() + timedelta(days=3)).isoformat(),
+                    },
+                )
 
     def _create_users(self) -> None:
         user_model = get_user_model()
