@@ -146,8 +146,10 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         if added:
             index.entries_added(added)
         length = sum(1 for entry in new if not entry.summary_artifact)
-        Conversation.objects.filter(pk=conversation.pk).update(message_count=length)
-        conversation.message_count = length
+        # "Updated" means the conversation's last activity, not when we last rewrote rows.
+        last_activity = max((entry.timestamp for entry in new if entry.timestamp), default=conversation.updated_at)
+        Conversation.objects.filter(pk=conversation.pk).update(message_count=length, updated_at=last_activity)
+        conversation.message_count, conversation.updated_at = length, last_activity
     return length
 
 

@@ -79,8 +79,12 @@ def test_an_invalid_pattern_is_refused_and_changes_nothing(world, as_role):
 
 
 def test_retention_is_saved_and_applied_on_request(world, as_role):
+    from django.utils import timezone
+
     from sessions_app.models import Conversation
 
+    # updated_at is the last activity (the latest message's time); set both explicitly.
+    Conversation.objects.filter(tenant=world.acme).update(updated_at=timezone.now())
     Conversation.objects.filter(pk=world.quiet.pk).update(updated_at="2020-01-01T00:00:00Z")
     client = as_role("admin")
     client.post("/settings/retention/", {"retention_days": "30"})
