@@ -4,12 +4,16 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from sessions_app.models import Conversation, StoredMessage, TranscriptEntry
 from sessions_app.retention import cutoff
 
 
 def _age(conversation, when="2020-01-01T00:00:00Z"):
+    # updated_at is the last activity (the agents' scripted clock says January 2026): make every other
+    # conversation fresh so only the aged one is past the retention period.
+    Conversation.objects.exclude(pk=conversation.pk).update(updated_at=timezone.now())
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=when)
 
 
@@ -21,7 +25,7 @@ def _run(*args) -> str:
 
 def test_only_conversations_past_their_tenants_retention_are_deleted(world):
     _age(world.quiet)
-    _age(world.foreign)  # globex keeps everything: no retention period
+    Conversation.objects.filter(pk=world.foreign.pk).update(updated_at="2020-01-01T00:00:00Z")  # globex: no period
     world.acme.retention_days = 90
     world.acme.save()
     output = _run()

@@ -74,3 +74,11 @@ def test_only_an_unfinished_plain_last_word_becomes_a_prefix():
     assert as_you_type('"open phrase') is None
     assert as_you_type("x") is None
     assert as_you_type("already*") is None
+
+
+def test_while_a_conversation_waits_for_reindexing_the_page_says_indexing(world, as_role):
+    from search_app.index import mark_pending
+
+    mark_pending([world.deploy.pk])
+    page = as_role("support").get("/search/?q=flag").content.decode()
+    assert "Indexing:" in page

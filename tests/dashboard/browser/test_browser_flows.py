@@ -11,18 +11,20 @@ from sessions_app.models import Run, TranscriptEntry
 pytestmark = pytest.mark.browser
 
 
-def test_a_support_member_logs_in_and_reads_a_transcript(live_world, login, page, live_server, shoot):
+def test_a_support_member_logs_in_and_reads_a_transcript(live_world, login, page, live_server):
     login("sam")
-    shoot("conversations")
     page.get_by_role("link", name="conv-deploy").click()
     page.wait_for_selector("#m-0")
     assert page.locator(".toolpair").count() >= 3
     assert "DEPLOY_TOKEN=***" in page.content()
-    shoot("conversation", full_page=True)
+    page.emulate_media(color_scheme="dark")
+    dark_background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    page.emulate_media(color_scheme="light")
+    assert dark_background != page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert page.console_errors == []
 
 
-def test_search_as_you_type_then_open_the_hit_in_context(live_world, login, page, live_server, shoot):
+def test_search_as_you_type_then_open_the_hit_in_context(live_world, login, page, live_server):
     login("sam")
     page.keyboard.press("/")  # on the list, "/" focuses the ranked free-text filter
     assert page.evaluate("document.activeElement.id") == "filter-q"
@@ -31,7 +33,6 @@ def test_search_as_you_type_then_open_the_hit_in_context(live_world, login, page
     box.press_sequentially("QUOKKA", delay=30)
     page.wait_for_selector(".result-group")
     assert page.locator("mark").first.inner_text().lower().startswith("quokka")
-    shoot("search")
     hit = page.locator("a.hit").first
     href = hit.get_attribute("href")
     position = href.split("#m-")[1]
@@ -54,17 +55,15 @@ def test_an_operator_filters_conversations_by_verdict_without_reloading(live_wor
     assert page.console_errors == []
 
 
-def test_an_operator_opens_a_repair_and_its_run_audit(live_world, login, page, live_server, shoot):
+def test_an_operator_opens_a_repair_and_its_run_audit(live_world, login, page, live_server):
     login("olga")
     page.get_by_role("link", name="Repairs").click()
     page.wait_for_selector("td")
     assert "INTERRUPTED TOOL" in page.content()
-    shoot("repairs")
     page.locator("a[data-primary]").first.click()
     page.wait_for_selector("h1")
     assert "Audit of run" in page.locator("h1").inner_text()
     assert "not a retry order" in page.content()
-    shoot("run-audit")
 
 
 def test_an_admin_exports_a_conversation_and_pydantic_ai_loads_it(live_world, login, page, live_server, tmp_path):
@@ -117,23 +116,17 @@ def test_infinite_scroll_loads_the_next_page_when_revealed(live_world, login, pa
     assert page.console_errors == []
 
 
-def test_the_admin_pages_and_a_phone_width(live_world, login, page, live_server, shoot):
+def test_the_admin_pages_and_a_phone_width(live_world, login, page, live_server):
     login("ada")
     page.get_by_role("link", name="Admin").click()
-    shoot("admin-members")
     page.get_by_role("link", name="API keys").click()
     page.get_by_label("Label").fill("ci")
     page.get_by_role("button", name="Create key").click()
     assert page.locator("#new-key").inner_text().startswith("sdk_")
-    shoot("admin-api-keys")
     run = Run.objects.get(run_id="conv-deploy-run-1")
     page.goto(f"{live_server.url}/runs/{run.pk}/snapshots/")
-    shoot("snapshots")
     page.locator("a[data-primary]").nth(3).click()
-    shoot("snapshot-diff", full_page=True)
     page.goto(f"{live_server.url}/audit/")
-    shoot("audit-events")
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
-    shoot("conversation-phone")
