@@ -45,13 +45,14 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 from pydantic_ai_harness.compaction import SlidingWindowCompaction, SummarizingCompaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
-from sessions_app.recovery import RunInput, SnapshotInput, merge_adjacent_requests, message_hash
+from sessions_app.recovery import RunInput, SnapshotInput
 
 CompactionKind = Literal["sliding_window", "sliding_window_no_first", "summarizing", "summarizing_no_first"]
 
@@ -270,26 +271,25 @@ async def _run_plan(plan: ConversationPlan, store: Any, conversation_id: str, co
 
 
 def _true_record(store: InMemoryStepStore, plan: ConversationPlan, run_ids: list[str]) -> list[ModelMessage]:
-    """The twin's record: each run's last complete snapshot beyond the history it inherited as stored.
+    """The twin's record: what each run added, as its last complete snapshot holds it.
 
-    Compared in pydantic-ai's merged-request shape (see `recovery.merge_adjacent_requests`): a continued run
-    stores a trailing tool result and its new prompt as one request where the earlier run stored two.
+    A run's own messages start at the request carrying its prompt (the last one with that text: later runs
+    may repeat an earlier prompt). What precedes it is the history the run was given, which pydantic-ai may
+    have reshaped on loading (adjacent requests merged, an orphan result emptied), so it is not compared.
     """
     record: list[ModelMessage] = []
-    finals: list[list[ModelMessage]] = []
-    for index, (turn, run_id) in enumerate(zip(plan.turns, run_ids, strict=True)):
+    for turn, run_id in zip(plan.turns, run_ids, strict=True):
         snapshots = asyncio.run(store.list_snapshots(run_id=run_id))
-        messages = merge_adjacent_requests(snapshots[-1].messages) if snapshots else []
-        inherited: list[ModelMessage] = []
-        if not turn.fresh and finals:
-            inherited = finals[turn.history_from if turn.history_from is not None else index - 1]
-        shared = 0
-        while shared < min(len(inherited), len(messages)) and message_hash(inherited[shared]) == message_hash(
-            messages[shared]
-        ):
-            shared += 1
-        record.extend(messages[shared:])
-        finals.append(messages or inherited)
+        if not snapshots:
+            continue
+        messages = [m for m in snapshots[-1].messages if not (isinstance(m, ModelRequest) and not m.parts)]
+        starts = [
+            index
+            for index, message in enumerate(messages)
+            if isinstance(message, ModelRequest)
+            and any(isinstance(p, UserPromptPart) and p.content == turn.prompt for p in message.parts)
+        ]
+        record.extend(messages[starts[-1] :])
     return record
 
 

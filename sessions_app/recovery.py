@@ -11,7 +11,8 @@ How a snapshot is merged (the reference, pydantic-ai-harness's `SnapshotHistoryS
 suffix of the record at the *start* of the snapshot; with `preserve_first_user_message=True` every compacted
 snapshot starts with the first request instead, the overlap is found to be zero and the record doubles):
 
-1. Summary artifacts (the summary a `SummarizingCompaction` writes) are split off and kept aside, flagged.
+1. Summary artifacts (the summary a `SummarizingCompaction` writes, the receipt a compaction with
+   `receipts=True` leaves) are split off and kept aside, flagged.
 2. A compacted snapshot looks like `kept prefix + [summary] + suffix of the record + new messages`. We look
    for the longest block at the end of the run's logical history (its *lineage*) that occurs contiguously
    in the snapshot, ties going to the earliest position, and append only what follows that block. The
@@ -51,11 +52,16 @@ from pydantic_ai.messages import (
     ModelResponsePart,
     RetryPromptPart,
     SystemPromptPart,
+    TextContent,
     ToolReturnPart,
+    UserPromptPart,
 )
 
 SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
 """`CompactionPart.metadata` key that marks a summary `SummarizingCompaction` wrote (harness 0.62)."""
+
+RECEIPT_METADATA = "pydantic-ai-harness.compaction.receipt.v1"
+"""`TextContent.metadata` marking the receipt a compaction with `receipts=True` leaves (harness 0.62)."""
 
 LEGACY_SUMMARY_PREFIX = "Summary of previous conversation:\n\n"
 """How older `SummarizingCompaction` versions opened the summary system prompt they inserted.
@@ -132,9 +138,29 @@ def is_summary_part(part: ModelRequestPart | ModelResponsePart) -> bool:
     return isinstance(part, SystemPromptPart) and part.content.startswith(LEGACY_SUMMARY_PREFIX)
 
 
+def is_receipt_part(part: ModelRequestPart | ModelResponsePart) -> bool:
+    """Whether `part` is the receipt a compaction with `receipts=True` left ("[History before this point...").
+
+    Marked by metadata on a text item of a `UserPromptPart`, invisible to the model (harness 0.62).
+    """
+    return (
+        isinstance(part, UserPromptPart)
+        and not isinstance(part.content, str)
+        and any(isinstance(item, TextContent) and item.metadata == RECEIPT_METADATA for item in part.content)
+    )
+
+
+def _is_artifact_part(part: ModelRequestPart) -> bool:
+    return is_summary_part(part) or is_receipt_part(part)
+
+
 def is_summary_artifact(message: ModelMessage) -> bool:
-    """Whether `message` carries a compaction summary (possibly merged with real parts)."""
-    return isinstance(message, ModelRequest) and any(is_summary_part(p) for p in message.parts)
+    """Whether `message` carries a compaction summary or receipt (possibly merged with real parts).
+
+    Both are written by compaction about the conversation, not by its participants: kept aside, never part of
+    the transcript proper.
+    """
+    return isinstance(message, ModelRequest) and any(_is_artifact_part(p) for p in message.parts)
 
 
 def split_summary_artifact(message: ModelMessage) -> tuple[ModelRequest | None, ModelMessage | None]:
@@ -145,61 +171,18 @@ def split_summary_artifact(message: ModelMessage) -> tuple[ModelRequest | None, 
     if not is_summary_artifact(message):
         return None, message
     assert isinstance(message, ModelRequest)
-    summary = [p for p in message.parts if is_summary_part(p)]
-    rest = [p for p in message.parts if not is_summary_part(p)]
+    summary = [p for p in message.parts if _is_artifact_part(p)]
+    rest = [p for p in message.parts if not _is_artifact_part(p)]
     return replace(message, parts=summary), (replace(message, parts=rest) if rest else None)
 
 
 def without_summary_artifacts(messages: Iterable[ModelMessage]) -> list[ModelMessage]:
-    """`messages` without summary parts; a request left with nothing else is dropped."""
+    """`messages` without summary and receipt parts; a request left with nothing else is dropped."""
     out: list[ModelMessage] = []
     for message in messages:
         _, rest = split_summary_artifact(message)
         if rest is not None:
             out.append(rest)
-    return out
-
-
-# --- history shape --------------------------------------------------------------------------------------
-
-_PYDANTIC_AI_METADATA_KEY = "__pydantic_ai__"
-
-
-def _tool_results_first(part: ModelRequestPart) -> int:
-    return 0 if isinstance(part, ToolReturnPart | RetryPromptPart) else 1
-
-
-def merge_adjacent_requests(messages: Iterable[ModelMessage]) -> list[ModelMessage]:
-    """Adjacent requests merged into one, as pydantic-ai merges them when a history is loaded into a run.
-
-    A run continued through `message_history` stores the merged request (a trailing tool result and the
-    next user prompt become one message) where the earlier run stored two; recovery compares histories in
-    the merged shape so both line up. Mirrors pydantic-ai's history cleaning: parts concatenated with tool
-    results first, instructions kept when compatible, only the framework's own metadata namespace kept.
-    """
-    out: list[ModelMessage] = []
-    for message in messages:
-        last = out[-1] if out else None
-        if (
-            isinstance(message, ModelRequest)
-            and isinstance(last, ModelRequest)
-            and (not last.instructions or not message.instructions or last.instructions == message.instructions)
-        ):
-            parts = sorted([*last.parts, *message.parts], key=_tool_results_first)
-            namespaces = [(m.metadata or {}).get(_PYDANTIC_AI_METADATA_KEY) for m in (last, message)]
-            dicts = [n for n in namespaces if isinstance(n, dict)]
-            metadata = {_PYDANTIC_AI_METADATA_KEY: {k: v for d in dicts for k, v in d.items()}} if dicts else None
-            out[-1] = ModelRequest(
-                parts=parts,
-                instructions=last.instructions or message.instructions,
-                timestamp=message.timestamp or last.timestamp,
-                metadata=metadata,
-                # pydantic-ai re-stamps a merged request when it runs; here nothing will, so keep the stamps.
-                run_id=message.run_id or last.run_id,
-                conversation_id=message.conversation_id or last.conversation_id,
-            )
-        else:
-            out.append(message)
     return out
 
 
@@ -249,7 +232,7 @@ def _kept_prefix(
     """Which lineage messages survive in a compacted snapshot's kept prefix, and whether the prefix is one.
 
     The prefix holds copies of a few early messages (the first request, possibly with its system prompt split
-    off into a request of its own, or merged with a receipt) plus requests compaction wrote. A lineage
+    off into a request of its own, or merged with a receipt or a later prompt) plus requests compaction wrote. A lineage
     message survives when an equal message follows the previous match, or, for a request, when its parts
     appear in order inside one snapshot request. The prefix is plausible when every message in it is such a
     copy or a request that answers no tool call.
@@ -288,52 +271,95 @@ def _kept_prefix(
         wanted = entry.part_keys()
         for s in range(cursor, len(stream) - len(wanted) + 1):
             window = stream[s : s + len(wanted)]
-            if [key for _, key in window] == wanted and window[0][0] == window[-1][0]:
+            # May span adjacent requests: compaction split the request (a response in between never matches).
+            if [key for _, key in window] == wanted:
                 matches.append((position, None))
                 cursor = s + len(wanted)
                 break
-    plausible = all(i in exact or _is_kept_prefix_request(m) for i, m in enumerate(messages))
+    lineage_keys: set[str] | None = None
+
+    def is_copy_or_compaction_request(i: int, message: ModelMessage) -> bool:
+        nonlocal lineage_keys
+        if i in exact:
+            return True
+        if not isinstance(message, ModelRequest):
+            return False
+        answers = [p for p in message.parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
+        if not answers:
+            return True
+        # A request that answers tool calls is plausible only as a copy of answers the lineage holds (pydantic-ai
+        # merged an earlier tool result with the next prompt when it loaded the history).
+        if lineage_keys is None:
+            lineage_keys = {key for position in lineage for key in entries[position].request_part_keys()}
+        return all(_part_key(p) in lineage_keys for p in answers)
+
+    plausible = all(is_copy_or_compaction_request(i, m) for i, m in enumerate(messages))
     return matches, plausible
 
 
 def _leading_match(
     lineage: Sequence[int], entries: Sequence[_Entry], messages: Sequence[ModelMessage], hashes: Sequence[str]
-) -> tuple[list[tuple[int, int | None]], int]:
-    """Walk `messages` against the lineage's leading messages: `(matches, messages used)`.
+) -> tuple[list[tuple[int, int | None]], int, int]:
+    """Walk `messages` against the lineage's leading messages: `(matches, messages used, lineage reached)`.
 
-    Each match is `(lineage position, index of the equal message or None)`. A message matches on its hash,
-    or part by part when compaction split one request in two (the summarizing compaction moves system
-    prompts into a request of their own ahead of the kept first request); a lineage message split that way
-    matches once all its parts were seen, and has no single equal copy (`None`). Messages that supplied only
-    some parts of a lineage request are still used up: they are copies compaction re-wrote, not new content.
+    Each match is `(lineage position, index of the equal message or None)`. The walk runs over parts, since
+    compaction and history loading reshape the first requests: a system prompt split off into a request of
+    its own, the kept first request merged with the next prompt. A response must be equal as a whole; a
+    request matches when its parts come next, in order, across or inside the snapshot's requests (no single
+    equal copy: `None`). A lineage request only partly there (its user prompt dropped, its system prompt
+    kept) is *reached*, not matched: the snapshot continues from it. Snapshot messages are used up when all
+    their parts were walked, or when the parts left over are copies of lineage requests (a prompt merged
+    into the kept first request); what follows is new content.
     """
-    matches: list[tuple[int, int | None]] = []
-    j = 0  # index into lineage
-    pending: list[str] | None = None  # parts of lineage[j] not yet seen
-    used = 0
+    stream: list[tuple[int, str]] = []  # (message index, part key or response hash)
     for i, message in enumerate(messages):
-        if j >= len(lineage):
+        if isinstance(message, ModelRequest):
+            stream.extend((i, _part_key(p)) for p in message.parts)
+        else:
+            stream.append((i, hashes[i]))
+    matches: list[tuple[int, int | None]] = []
+    t = 0
+    reached = 0
+    for position in lineage:
+        entry = entries[position]
+        if t >= len(stream):
             break
-        entry = entries[lineage[j]]
-        if pending is None and hashes[i] == entry.hash:
-            matches.append((lineage[j], i))
-            j += 1
-            used = i + 1
+        if not isinstance(entry.message, ModelRequest):
+            if isinstance(messages[stream[t][0]], ModelRequest) or stream[t][1] != entry.hash:
+                break
+            matches.append((position, stream[t][0]))
+            t += 1
+            reached += 1
             continue
-        if not (isinstance(message, ModelRequest) and isinstance(entry.message, ModelRequest)):
+        wanted = entry.part_keys()
+        taken = 0
+        while (
+            taken < len(wanted)
+            and t + taken < len(stream)
+            and isinstance(messages[stream[t + taken][0]], ModelRequest)
+            and stream[t + taken][1] == wanted[taken]
+        ):
+            taken += 1
+        if taken == 0:
             break
-        if pending is None:
-            pending = list(entry.part_keys())
-        keys = [_part_key(p) for p in message.parts]
-        if not keys or pending[: len(keys)] != keys:
-            break
-        pending = pending[len(keys) :]
-        used = i + 1
-        if not pending:
-            matches.append((lineage[j], None))
-            j += 1
-            pending = None
-    return matches, used
+        first_index = stream[t][0]
+        t += taken
+        reached += 1
+        if taken < len(wanted):
+            break  # reached, not all there
+        exact = hashes[first_index] == entry.hash and stream[t - 1][0] == first_index
+        matches.append((position, first_index if exact else None))
+    # Used up: every message whose parts were all walked, and one partly walked whose leftover parts are
+    # copies of lineage requests.
+    if t >= len(stream):
+        return matches, len(messages), reached
+    used = stream[t][0]
+    if t > 0 and stream[t - 1][0] == used:
+        leftover = [key for index, key in stream[t:] if index == used]
+        lineage_keys = {key for p in lineage for key in entries[p].request_part_keys()}
+        if all(key in lineage_keys for key in leftover):
+            used += 1
+    return matches, used, reached
 
 
 # --- recovery --------------------------------------------------------------------------------------------
@@ -345,6 +371,9 @@ class _Entry:
     hash: str
     run_id: str
     _part_keys: list[str] | None = None
+
+    def request_part_keys(self) -> list[str]:
+        return self.part_keys() if isinstance(self.message, ModelRequest) else []
 
     def part_keys(self) -> list[str]:
         # Computed once per record entry: the kept-prefix check asks for them snapshot after snapshot.
@@ -366,29 +395,29 @@ class _Alignment:
     block: int  # length of the lineage tail found in the snapshot (0: none, leading match used)
     matches: list[tuple[int, int | None]]
     tail_from: int
+    reached: int = 0  # without a tail: how many leading lineage messages the snapshot continues from
 
     @property
-    def score(self) -> tuple[int, int]:
-        return (self.block, 0) if self.block else (0, len(self.matches))
-
-
-def _is_kept_prefix_request(message: ModelMessage) -> bool:
-    # What compaction puts ahead of the history tail it keeps, besides the first request: a standing system
-    # prompt, receipts, kept user turns. All requests, and none answers a tool call.
-    return isinstance(message, ModelRequest) and not any(
-        isinstance(part, ToolReturnPart | RetryPromptPart) for part in message.parts
-    )
+    def score(self) -> tuple[int, int, int]:
+        return (self.block, 0, 0) if self.block else (0, len(self.matches), self.reached)
 
 
 def _align(
-    lineage: list[int], entries: Sequence[_Entry], messages: Sequence[ModelMessage], hashes: list[str]
+    lineage: list[int],
+    entries: Sequence[_Entry],
+    messages: Sequence[ModelMessage],
+    hashes: list[str],
+    *,
+    new_run: bool = False,
 ) -> _Alignment:
     """Line a snapshot up with a lineage (see the module docstring).
 
     Among the places a lineage tail occurs, the longest wins only if what precedes it in the snapshot can be
     a compaction's kept prefix (the lineage's leading messages, then only requests) and something follows it
     (each snapshot adds at least one model response). That rejects a block that is really new content
-    repeating the tail (the same "continue" exchange twice).
+    repeating the tail (the same "continue" exchange twice). A new run's first snapshot always adds its
+    prompt, so for it a block followed by nothing is no explanation at all (an answer that recurs word for
+    word in an earlier run would otherwise swallow the run).
     """
     lineage_hashes = [entries[p].hash for p in lineage]
     if lineage and hashes[: len(lineage)] == lineage_hashes and len(hashes) > len(lineage):
@@ -403,16 +432,17 @@ def _align(
             if alignment.tail_from < len(messages):
                 return alignment
             explained.append(alignment)
-    if explained:
+    if explained and not new_run:
         # Every snapshot after a model request adds at least that response; a block that leaves nothing new
         # is taken only when no other explanation exists.
         return explained[0]
     if blocks:
         k, start = blocks[0]
-        kept, _ = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
-        return _block_alignment(lineage, k, start, kept)
-    leading, used = _leading_match(lineage, entries, messages, hashes)
-    return _Alignment(0, leading, used)
+        if not (new_run and start + k == len(messages)):
+            kept, _ = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
+            return _block_alignment(lineage, k, start, kept)
+    leading, used, reached = _leading_match(lineage, entries, messages, hashes)
+    return _Alignment(0, leading, used, reached)
 
 
 def _block_alignment(lineage: list[int], k: int, start: int, kept: list[tuple[int, int | None]]) -> _Alignment:
@@ -428,24 +458,28 @@ def _choose_base(
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
 
-    Candidates are the earlier runs' lineages, most recent first: the first whose tail the snapshot repeats
-    wins (a run continued through `message_history`); when none does, the longest leading match (a fork
-    from an earlier point, or a continuation whose inherited tail compaction dropped); ties keep the most
-    recent run. Stopping at the first tail found keeps a long thread linear in its number of runs.
+    Candidates are the earlier runs' lineages, most recent first. The longest tail block wins (a run
+    continued through `message_history` repeats its parent's tail; a later run's tail can recur by chance,
+    such as the same short answer, so the first tail found is not enough); without any tail, the longest
+    leading match (a fork from an earlier point, or a continuation whose inherited tail compaction dropped);
+    ties keep the most recent run. A candidate found whole in the snapshot cannot be beaten and ends the
+    search.
     """
-    best: tuple[list[int], _Alignment] = ([], _Alignment(0, [], 0))
+    best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
     for state in reversed(previous):
         key = tuple(state.lineage[-1:]) + (len(state.lineage),)
-        if key in seen:
-            continue  # same lineage as a more recent run (e.g. a run that added nothing)
+        if key in seen or (best and best[1].block and len(state.lineage) <= best[1].block):
+            continue  # the same lineage as a more recent run, or too short to hold a longer tail
         seen.add(key)
-        alignment = _align(state.lineage, entries, messages, hashes)
-        if alignment.block:
-            return state.lineage, alignment
-        if alignment.score > best[1].score:
+        alignment = _align(state.lineage, entries, messages, hashes, new_run=True)
+        # Even with nothing matched, the most recent run's alignment counts: it may have used up leading
+        # messages compaction rewrote (a system prompt split off the first request).
+        if best is None or alignment.score > best[1].score:
             best = (state.lineage, alignment)
-    return best
+            if alignment.block == len(state.lineage):
+                break
+    return best or ([], _Alignment(0, [], 0))
 
 
 class _HashMemo:
@@ -509,7 +543,10 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
             if snapshot.state != "complete":
                 continue
             messages: list[ModelMessage] = []
-            for message in merge_adjacent_requests(snapshot.messages):
+            for message in snapshot.messages:
+                if isinstance(message, ModelRequest) and not message.parts:
+                    # pydantic-ai empties an orphan tool result's request in place; nothing is left to record.
+                    continue
                 artifact, rest = split_summary_artifact(message)
                 if artifact is not None:
                     key = message_hash(artifact)
@@ -532,9 +569,10 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
             if alignment.block:
                 new_lineage = list(lineage)
             else:
-                # No tail kept: a fork, or a start the store no longer holds; the lineage restarts from the
-                # leading messages the snapshot shares with it.
-                new_lineage = [position for position, _ in alignment.matches]
+                # No tail kept: a fork, a run whose compaction dropped all it inherited but the first request
+                # (possibly only its system prompt), or a start the store no longer holds. The lineage
+                # continues from the leading messages the snapshot shares with it.
+                new_lineage = list(lineage[: alignment.reached])
             for position, index in alignment.matches:
                 if index is not None:
                     entries[position].message = messages[index]

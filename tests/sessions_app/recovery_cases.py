@@ -18,7 +18,6 @@ from sessions_app.agent_scenarios import ScenarioResult, new_store, run_scenario
 from sessions_app.recovery import (
     RecoveredMessage,
     RunInput,
-    merge_adjacent_requests,
     message_hash,
     recover_conversation,
     transcript_only,
@@ -62,21 +61,17 @@ def reference_record_length(store: InMemoryStepStore) -> int:
 
 
 def last_complete(run: RunInput) -> list[ModelMessage]:
-    """A run's last complete snapshot in the shape recovery compares (merged requests, no summaries)."""
+    """A run's last complete snapshot as recovery sees it (no summaries, no emptied requests)."""
     complete = [s for s in sorted(run.snapshots, key=lambda s: s.seq) if s.state == "complete"]
     if not complete:
         return []
-    return without_summary_artifacts(merge_adjacent_requests(complete[-1].messages))
+    return [m for m in without_summary_artifacts(complete[-1].messages) if m.parts]
 
 
 def survives_in(message: ModelMessage, history: list[ModelMessage]) -> bool:
-    """Whether the request `message` is still in `history` as parts of one request (compaction rewrote it)."""
+    """Whether the request `message` is still in `history` as parts of its requests (compaction rewrote it:
+    split off its system prompt, or left it merged with a later prompt)."""
     if not isinstance(message, ModelRequest):
         return False
-    wanted = [message_hash(ModelRequest(parts=[p])) for p in message.parts]
-    for other in history:
-        if isinstance(other, ModelRequest):
-            keys = [message_hash(ModelRequest(parts=[p])) for p in other.parts]
-            if all(key in keys for key in wanted):
-                return True
-    return False
+    available = [message_hash(ModelRequest(parts=[p])) for m in history if isinstance(m, ModelRequest) for p in m.parts]
+    return all(message_hash(ModelRequest(parts=[p])) in available for p in message.parts)

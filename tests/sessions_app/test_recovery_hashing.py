@@ -11,17 +11,13 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextPart,
-    ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
-    repair_messages,
 )
 from pydantic_ai_harness.conversation_search import _source as harness_source
 
 from sessions_app.recovery import (
     SUMMARY_METADATA_KEY,
     is_summary_artifact,
-    merge_adjacent_requests,
     message_hash,
     split_summary_artifact,
     tail_blocks,
@@ -79,18 +75,6 @@ def test_a_summary_merged_with_a_real_turn_is_split_by_part():
     assert [p.part_kind for p in artifact.parts] == ["compaction"]
     assert [p.part_kind for p in rest.parts] == ["user-prompt"]
     assert hashes(without_summary_artifacts([merged, summary()])) == hashes([rest])
-
-
-def test_merging_adjacent_requests_matches_pydantic_ai():
-    history = [
-        request("first"),
-        ModelResponse(parts=[ToolCallPart("lookup", {"q": "x"}, tool_call_id="c1")]),
-        ModelRequest(parts=[UserPromptPart("second", timestamp=WHEN)]),
-        ModelRequest(parts=[ToolReturnPart("lookup", "late", tool_call_id="c1", timestamp=WHEN)]),
-    ]
-    ours = merge_adjacent_requests(history)
-    assert [p.part_kind for p in ours[-1].parts] == ["tool-return", "user-prompt"]
-    assert hashes(ours) == hashes(repair_messages(history, repair_last_response=False))
 
 
 def test_tail_blocks_lists_the_longest_tail_first_then_the_earliest():

@@ -3,7 +3,7 @@
 import pytest
 from pydantic_ai.messages import CompactionPart
 
-from sessions_app.recovery import SUMMARY_METADATA_KEY, is_summary_artifact, transcript_only
+from sessions_app.recovery import SUMMARY_METADATA_KEY, is_receipt_part, is_summary_artifact, transcript_only
 from tests.sessions_app.recovery_cases import case, hashes, reference_record_length
 
 SCENARIOS = ["summarizing", "summarizing_no_first", "threaded_summarizing"]
@@ -22,7 +22,8 @@ def test_summaries_the_compaction_wrote_are_flagged_as_artifacts(name):
     for artifact in artifacts:
         assert is_summary_artifact(artifact.message)
         assert all(
-            isinstance(p, CompactionPart) and p.metadata and p.metadata[SUMMARY_METADATA_KEY] is True
+            (isinstance(p, CompactionPart) and p.metadata and p.metadata[SUMMARY_METADATA_KEY] is True)
+            or is_receipt_part(p)
             for p in artifact.message.parts
         )
         assert not artifact.recovered_from_compaction
@@ -54,3 +55,10 @@ def test_the_first_request_survives_even_though_compaction_split_off_its_system_
     first = compacted.recovered[0]
     assert not first.summary_artifact and not first.recovered_from_compaction
     assert [p.part_kind for p in first.message.parts] == ["system-prompt", "user-prompt"]
+
+
+def test_receipts_a_compaction_left_are_kept_aside_too():
+    # summarizing_no_first runs with receipts=True: "[History before this point ...]" notes.
+    recovered = case("summarizing_no_first").recovered
+    receipts = [r for r in recovered if any(is_receipt_part(p) for p in r.message.parts)]
+    assert receipts and all(r.summary_artifact for r in receipts)
