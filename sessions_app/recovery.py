@@ -569,10 +569,12 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
             if alignment.block:
                 new_lineage = list(lineage)
             else:
-                # No tail kept: a fork, a run whose compaction dropped all it inherited but the first request
-                # (possibly only its system prompt), or a start the store no longer holds. The lineage
-                # continues from the leading messages the snapshot shares with it.
-                new_lineage = list(lineage[: alignment.reached])
+                # No tail kept: a fork from an earlier point, a run whose compaction dropped all it inherited
+                # (but the first request it preserves, or part of it), or a start the store no longer holds.
+                # Sharing more than the first request is a fork: the lineage continues from what is shared.
+                # Sharing at most the first request is what compaction leaves of a continuation, so the run
+                # continues the whole lineage, and the next run is still compared with the real beginning.
+                new_lineage = list(lineage[: alignment.reached] if alignment.reached > 1 else lineage)
             for position, index in alignment.matches:
                 if index is not None:
                     entries[position].message = messages[index]
