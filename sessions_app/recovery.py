@@ -399,7 +399,9 @@ class _Alignment:
 
     @property
     def score(self) -> tuple[int, int, int]:
-        return (self.block, 0, 0) if self.block else (0, len(self.matches), self.reached)
+        # With a tail: the alignment reaching furthest into the snapshot (the snapshot continues the lineage
+        # that ends latest in it), then the longer tail. Without: the longer leading match.
+        return (1, self.tail_from, self.block) if self.block else (0, len(self.matches), self.reached)
 
 
 def _align(
@@ -458,27 +460,24 @@ def _choose_base(
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
 
-    Candidates are the earlier runs' lineages, most recent first. The longest tail block wins (a run
-    continued through `message_history` repeats its parent's tail; a later run's tail can recur by chance,
-    such as the same short answer, so the first tail found is not enough); without any tail, the longest
-    leading match (a fork from an earlier point, or a continuation whose inherited tail compaction dropped);
-    ties keep the most recent run. A candidate found whole in the snapshot cannot be beaten and ends the
-    search.
+    Candidates are the earlier runs' lineages, most recent first. The one whose tail ends furthest into the
+    snapshot wins (a run continued through `message_history` repeats its parent's whole history, which holds
+    every ancestor's lineage too, and a later run's tail can recur by chance, such as the same short answer);
+    without any tail, the longest leading match (a fork from an earlier point, or a continuation whose
+    inherited tail compaction dropped); ties keep the most recent run.
     """
     best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
     for state in reversed(previous):
         key = tuple(state.lineage[-1:]) + (len(state.lineage),)
-        if key in seen or (best and best[1].block and len(state.lineage) <= best[1].block):
-            continue  # the same lineage as a more recent run, or too short to hold a longer tail
+        if key in seen:
+            continue  # the same lineage as a more recent run
         seen.add(key)
         alignment = _align(state.lineage, entries, messages, hashes, new_run=True)
         # Even with nothing matched, the most recent run's alignment counts: it may have used up leading
         # messages compaction rewrote (a system prompt split off the first request).
         if best is None or alignment.score > best[1].score:
             best = (state.lineage, alignment)
-            if alignment.block == len(state.lineage):
-                break
     return best or ([], _Alignment(0, [], 0))
 
 
