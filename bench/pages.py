@@ -309,7 +309,7 @@ def search_phase(args) -> dict:
         return [f"/search/?q={quote(w[:cut] if cut else w)}" for w in words]
 
     cases = {
-        "search as you type, 3 letters of a rare word": typed(rng.sample(rare, min(30, len(rare))), 3),
+        "search as you type, 4 letters of a rare word (prefix)": typed(rng.sample(rare, min(30, len(rare))), 4),
         "search as you type, rare word complete": typed(rare, None),
         "search as you type, common word complete": typed(common, None),
         "search as you type, common word then a rare one": [

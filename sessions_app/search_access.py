@@ -46,7 +46,9 @@ class SearchOutcome:
 
 
 # A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
-_UNFINISHED_WORD = re.compile(r"(?:^|\s)(\w{2,})$")
+# Four characters at least: a shorter prefix matches so many terms that ranking them all takes seconds at
+# a million messages (bench/pages.py), for results nobody reads before the next keystroke.
+_UNFINISHED_WORD = re.compile(r"(?:^|\s)(\w{4,})$")
 
 
 def as_you_type(query: str) -> str | None:

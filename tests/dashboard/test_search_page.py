@@ -73,6 +73,7 @@ def test_only_an_unfinished_plain_last_word_becomes_a_prefix():
     assert as_you_type("deploy ") is None
     assert as_you_type('"open phrase') is None
     assert as_you_type("x") is None
+    assert as_you_type("dep") is None  # too short a prefix to be worth ranking every term it starts
     assert as_you_type("already*") is None
 
 
