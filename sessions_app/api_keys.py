@@ -3,8 +3,11 @@
 import hashlib
 import secrets
 
+from django.db import transaction
 from django.utils import timezone
 
+from sessions_app.audit import gates
+from sessions_app.audit.service import record_event
 from sessions_app.models import ApiKey, Source, Tenant
 
 KEY_PREFIX = "sdk_"
@@ -14,21 +17,27 @@ def hash_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
-def create_api_key(tenant: Tenant, kind: str, label: str = "") -> tuple[ApiKey, str]:
-    """A new key for `tenant`; the raw key is returned once and never stored."""
+def create_api_key(tenant: Tenant, kind: str, label: str = "", *, actor: str = "") -> tuple[ApiKey, str]:
+    """A new key for `tenant`, audited; the raw key is returned once and never stored."""
     if kind not in Source.values:
         raise ValueError(f"API key kind must be one of {', '.join(Source.values)}, got {kind!r}")
     raw_key = f"{KEY_PREFIX}{kind[0]}_{secrets.token_urlsafe(32)}"
-    key = ApiKey.objects.create(
-        tenant=tenant, kind=kind, label=label, prefix=raw_key[:10], key_hash=hash_key(raw_key)
-    )
+    with transaction.atomic():
+        key = ApiKey.objects.create(
+            tenant=tenant, kind=kind, label=label, prefix=raw_key[:10], key_hash=hash_key(raw_key)
+        )
+        record_event(tenant, gates.KEY_CREATED, actor=actor)
     return key, raw_key
 
 
-def revoke_api_key(key: ApiKey) -> None:
-    if key.revoked_at is None:
+def revoke_api_key(key: ApiKey, *, actor: str = "") -> None:
+    """Revoke `key` (audited); requests with it answer 401 from now on. Revoking twice changes nothing."""
+    if key.revoked_at is not None:
+        return
+    with transaction.atomic():
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+        record_event(key.tenant, gates.KEY_REVOKED, actor=actor)
 
 
 def authenticate(raw_key: str) -> ApiKey | None:

@@ -6,9 +6,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from sessions_app import api_keys as api_key_service
-from sessions_app import audit_records, tenant_admin
 from sessions_app import retention as retention_service
-from sessions_app.audit_records import record
+from sessions_app import tenant_admin
 from sessions_app.forms import ApiKeyForm, MemberForm, RedactionPatternsForm, RetentionForm, RoleForm
 from sessions_app.models import ApiKey, Membership, Role
 from sessions_app.permissions import (
@@ -82,9 +81,8 @@ def api_keys(request: MemberRequest) -> HttpResponse:
     created = None
     if request.method == "POST" and form.is_valid():
         created, raw_key = api_key_service.create_api_key(
-            request.tenant, form.cleaned_data["kind"], form.cleaned_data["label"]
+            request.tenant, form.cleaned_data["kind"], form.cleaned_data["label"], actor=request.user.get_username()
         )
-        record(request.tenant, audit_records.KEY_CREATED, actor=request.user)
         form = ApiKeyForm()
     keys = scoped(ApiKey, request.tenant).order_by("-created_at", "-pk")
     response = render(
@@ -103,8 +101,7 @@ def api_keys(request: MemberRequest) -> HttpResponse:
 def revoke_key(request: MemberRequest, pk: int) -> HttpResponse:
     key = get_api_key_for_member(request, pk)
     if key.revoked_at is None:
-        api_key_service.revoke_api_key(key)
-        record(request.tenant, audit_records.KEY_REVOKED, actor=request.user)
+        api_key_service.revoke_api_key(key, actor=request.user.get_username())
         messages.success(request, f"Revoked key {key.prefix}…; requests with it now get 401.")
     return redirect("api-keys")
 

@@ -65,3 +65,19 @@ def test_add_member_rejects_a_weak_password_and_creates_nobody(tenant):
         call("add_member", "--tenant", "acme", "--user", "sam", "--role", "support", "--password-stdin",
              stdin="123\n")
     assert not get_user_model().objects.exists()
+
+
+def test_key_and_member_changes_from_the_shell_are_audited(tenant):
+    from sessions_app.api_keys import revoke_api_key
+    from sessions_app.models import AuditEvent
+
+    call("create_api_key", "--tenant", "acme", "--kind", "server")
+    revoke_api_key(ApiKey.objects.get(), actor="ops")
+    call("add_member", "--tenant", "acme", "--user", "sam", "--role", "support", "--password-stdin",
+         stdin="correct horse battery\n")
+    events = list(AuditEvent.objects.filter(tenant=tenant).order_by("id").values_list("event_class", "actor"))
+    assert events == [
+        ("key_created", "manage.py create_api_key"),
+        ("key_revoked", "ops"),
+        ("member_changed", "manage.py add_member"),
+    ]

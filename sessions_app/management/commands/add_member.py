@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from sessions_app.audit import gates
+from sessions_app.audit.service import record_event
 from sessions_app.models import Membership, Role, Tenant
 
 
@@ -39,4 +41,5 @@ class Command(BaseCommand):
             if existing is None:
                 existing = user_model.objects.create_user(username=user, password=password)
             Membership.objects.update_or_create(tenant=found, user=existing, defaults={"role": role})
+            record_event(found, gates.MEMBER_CHANGED, actor="manage.py add_member")
         self.stdout.write(f"{user} is {role} of {tenant}.")

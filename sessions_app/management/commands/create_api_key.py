@@ -16,6 +16,6 @@ class Command(BaseCommand):
         found = Tenant.objects.filter(slug=tenant).first()
         if found is None:
             raise CommandError(f"No tenant {tenant!r}.")
-        _, raw_key = create_api_key(found, kind, label)
+        _, raw_key = create_api_key(found, kind, label, actor="manage.py create_api_key")
         self.stderr.write(f"Created a {kind} key for {tenant}. It is shown once; store it now.")
         self.stdout.write(raw_key)
