@@ -215,8 +215,12 @@ def build(messages: int, seed: int) -> dict:
         with connection.cursor() as cursor:
             cursor.execute("SET maintenance_work_mem = '1GB'")
             cursor.execute("CREATE INDEX searchdoc_tenant_tsv ON search_app_searchdocument USING gin (tenant_id, tsv)")
-            cursor.execute("ANALYZE")
         timings["gin_index_build_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            # Index-only scans of the postings need the visibility map that a bulk load has not set yet.
+            cursor.execute("VACUUM ANALYZE")
+        timings["vacuum_analyze_s"] = time.perf_counter() - started
     else:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -272,11 +276,12 @@ def sizes() -> dict:
             cursor.execute(
                 "SELECT pg_total_relation_size('search_app_searchdocument'), "
                 "pg_relation_size('searchdoc_tenant_tsv'), pg_relation_size('search_app_searchdocument'), "
-                "pg_total_relation_size('sessions_app_transcriptentry')"
+                "pg_total_relation_size('sessions_app_transcriptentry'), pg_total_relation_size('search_app_posting')"
             )
-            total, gin, heap, entries = cursor.fetchone()
+            total, gin, heap, entries, postings = cursor.fetchone()
             return {
-                "search_tables_and_indexes_bytes": total,
+                "search_tables_and_indexes_bytes": total + postings,
+                "postings_bytes": postings,
                 "gin_index_bytes": gin,
                 "documents_heap_bytes": heap,
                 "transcript_entries_bytes": entries,
@@ -458,7 +463,11 @@ def main() -> None:
         "build": {k: round(v, 1) for k, v in built["timings"].items()},
         "sizes": sizes(),
     }
-    index_seconds = report["build"]["entries_and_documents_load_s"] + report["build"].get("gin_index_build_s", 0)
+    index_seconds = (
+        report["build"]["entries_and_documents_load_s"]
+        + report["build"].get("gin_index_build_s", 0)
+        + report["build"].get("vacuum_analyze_s", 0)
+    )
     report["index_build_s_per_million"] = round(index_seconds * 1_000_000 / args.messages, 1)
     print(json.dumps({k: report[k] for k in ("build", "sizes", "index_build_s_per_million")}, indent=1), flush=True)
 

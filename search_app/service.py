@@ -17,6 +17,7 @@ from django.db.models import Count, Sum
 from search_app import bm25
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, scope_sql
+from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
@@ -218,7 +219,9 @@ def run_search(
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
-    if in_database and sql_rankable(parsed):
+    if in_database and backend.vendor == "postgresql" and postings_rankable(parsed, search_scope, filters):
+        ranked, response.total_matches = rank_with_postings(parsed, search_scope, stats, bm25_params(), limit)
+    elif in_database and sql_rankable(parsed):
         ranked, response.total_matches = rank_in_database(
             parsed,
             *scope_sql(search_scope),

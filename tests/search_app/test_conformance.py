@@ -131,7 +131,17 @@ def test_a_repeated_phrase_counts_its_non_overlapping_occurrences(tenant):
 
 
 @pytest.mark.parametrize(
-    "query", ['"la la"', "la", "rollback zurich", '"canary deploy" -staging', 'deploy -"canary is red"', "数据"]
+    "query",
+    [
+        '"la la"',
+        "la",
+        "rollback zurich",
+        "deploy -staging",
+        "rollback deploy -zurich -canary",
+        '"canary deploy" -staging',
+        'deploy -"canary is red"',
+        "数据",
+    ],
 )
 def test_the_database_ranker_and_the_python_ranker_give_identical_answers(tenant, conversation, settings, query):
     run = make_run(make_conversation(tenant, "rep2"), "run-rep2")
