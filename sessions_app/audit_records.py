@@ -1,10 +1,9 @@
-"""Audit events the dashboard itself causes: a credential reveal, an export, a member, key or settings change.
+"""Audit events the dashboard itself causes: a credential reveal, an export, a member or settings change.
 
-Written through the audit's `record_event` into its append-only, content-minimal log: the class, who did it,
-and the conversation or run concerned; never message text, never a key, never a pattern.
+A thin adapter from request objects (a user, a conversation) to the audit's `record_event`, which writes the
+append-only, content-minimal row: the class, who did it, the conversation or run concerned; never message text,
+never a key, never a pattern.
 """
-
-from django.utils import timezone
 
 from sessions_app.audit import gates
 from sessions_app.audit.service import record_event
@@ -12,19 +11,10 @@ from sessions_app.models import Conversation, Tenant
 from sessions_app.models.audit import AuditEvent
 
 EXPORT = gates.EXPORT
-KEY_CREATED = gates.KEY_CREATED
-KEY_REVOKED = gates.KEY_REVOKED
 MEMBER_CHANGED = gates.MEMBER_CHANGED
-# Dashboard actions the audit's EVENT_CLASSES does not name yet (asked for in sessions_app.audit.gates).
-CREDENTIAL_REVEALED = getattr(gates, "CREDENTIAL_REVEALED", "credential_revealed")
-REDACTION_CHANGED = getattr(gates, "REDACTION_CHANGED", "redaction_changed")
-RETENTION_CHANGED = getattr(gates, "RETENTION_CHANGED", "retention_changed")
-
-
-def _actor_name(actor) -> str:
-    if actor is None:
-        return ""
-    return actor.get_username() if hasattr(actor, "get_username") else str(actor)
+CREDENTIAL_REVEALED = gates.CREDENTIAL_REVEALED
+REDACTION_CHANGED = gates.REDACTION_CHANGED
+RETENTION_CHANGED = gates.RETENTION_CHANGED
 
 
 def record(
@@ -36,15 +26,13 @@ def record(
     run_id: str = "",
 ) -> AuditEvent:
     """Append one audit event (in the caller's transaction when there is one)."""
-    fields = {
-        "actor": _actor_name(actor)[:200],
-        "conversation_id": conversation.external_id[:200] if conversation is not None else "",
-        "run_id": run_id[:200],
-    }
-    if event_class in gates.EVENT_CLASSES:
-        return record_event(tenant, event_class, **fields)
-    # Not (yet) a class record_event accepts: the same append-only row, written directly.
-    return AuditEvent.objects.create(tenant=tenant, event_class=event_class, observed_at=timezone.now(), **fields)
+    return record_event(
+        tenant,
+        event_class,
+        actor=actor.get_username() if actor is not None else "",
+        conversation_id=conversation.external_id if conversation is not None else "",
+        run_id=run_id,
+    )
 
 
 def record_reveal(tenant: Tenant, conversation: Conversation, run_id: str, user) -> AuditEvent:
