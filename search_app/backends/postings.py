@@ -1,26 +1,33 @@
-"""PostgreSQL, tenant-wide word queries: exact BM25 from the postings table (migration 0004) alone.
+"""PostgreSQL, tenant-wide queries of words and phrases: exact BM25 from the postings table (migration 0004).
 
-For queries of plain words (optionally excluding words) without role, agent or time filters, over one or more
-whole tenants: df is a count of (tenant, term) postings, and each posting already holds the document's tf and
-length, so the score is an aggregate over index-only scans; the heap is never read. Same formula, same float8
-arithmetic, same tie order (document id) as the other rankers; anything else goes to them.
+For queries of words and (non-CJK) phrases, optionally excluding words, without role, agent or time filters,
+over one or more whole tenants. df is a count of (tenant, term) postings; each posting already holds the
+document's tf and length, so a word's contribution is an aggregate over index-only scans and the heap is never
+read. A phrase reads from the heap only the documents holding all of its words (found in the postings), to
+count the phrase in their terms. Same formula, float8 arithmetic and tie order (document id) as the other
+rankers; anything else goes to them.
 """
 
 from django.db import connection
 
-from search_app.backends.base import Filters, Scope
+from search_app.backends.base import DOCS, Filters, Scope
 from search_app.bm25 import Bm25Params, ScopeStats, idf
-from search_app.query import ParsedQuery, Term
+from search_app.query import ParsedQuery, Phrase, Term
+from search_app.tokenize import is_cjk
 
 POSTINGS = "search_app_posting"
 _F = "CAST(%s AS DOUBLE PRECISION)"
+_NORM = f"{_F} * (1.0 - {_F} + {_F} * {{length}} / {_F})"
 
 
 def postings_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
     return (
         not scope.small
         and filters == Filters()
-        and all(isinstance(clause, Term) for clause in query.should + query.must_not)
+        and all(isinstance(clause, Term) for clause in query.must_not)
+        and all(
+            isinstance(clause, Term) or not any(is_cjk(term[0]) for term in clause.terms) for clause in query.should
+        )
     )
 
 
@@ -28,37 +35,61 @@ def rank_with_postings(
     query: ParsedQuery, scope: Scope, stats: ScopeStats, params: Bm25Params, limit: int
 ) -> tuple[list[tuple[int, float]], int]:
     """The top `limit` (document id, score) and the number of matching documents."""
-    terms = [clause.term for clause in query.should]
     tenants = list(scope.tenant_ids)
+    words = [clause.term for clause in query.should if isinstance(clause, Term)]
+    phrases = [clause for clause in query.should if isinstance(clause, Phrase)]
+    every_term = list(dict.fromkeys(words + [term for phrase in phrases for term in phrase.terms]))
+    norm_params = [float(params.k1), float(params.b), float(params.b), float(stats.average_length)]
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT term, count(*) FROM {POSTINGS} WHERE tenant_id = ANY(%s) AND term = ANY(%s) GROUP BY term",
-            [tenants, terms],
+            [tenants, every_term],
         )
         df = dict(cursor.fetchall())
-        weights = {term: idf(df[term], stats.documents) for term in terms if df.get(term)}
-        if not weights:
+        weights = {term: idf(df[term], stats.documents) for term in every_term if df.get(term)}
+
+        parts: list[str] = []
+        sql_params: list = []
+        present = [term for term in words if term in weights]
+        if present:
+            values = ", ".join([f"(CAST(%s AS TEXT), {_F})"] * len(present))
+            parts.append(
+                f"SELECT p.document_id, w.idf * p.tf / (p.tf + {_NORM.format(length='p.length')}) AS score "
+                f"FROM {POSTINGS} p JOIN (VALUES {values}) AS w(term, idf) ON w.term = p.term "
+                "WHERE p.tenant_id = ANY(%s) AND p.term = ANY(%s)"
+            )
+            sql_params += [*norm_params, *[x for term in present for x in (term, weights[term])], tenants, present]
+        for phrase in phrases:
+            if not all(term in weights for term in phrase.terms):
+                continue  # a word of the phrase occurs nowhere in scope: neither does the phrase
+            pattern = " " + "  ".join(phrase.terms) + " "
+            distinct = list(dict.fromkeys(phrase.terms))
+            parts.append(
+                f"SELECT id, {_F} * pf / (pf + {_NORM.format(length='length')}) AS score FROM ("
+                "SELECT id, length, (length(s) - length(replace(s, %s, ''))) / %s AS pf FROM ("
+                f"SELECT id, length, '  ' || replace(terms, ' ', '  ') || '  ' AS s FROM {DOCS} WHERE id IN ("
+                f"SELECT document_id FROM {POSTINGS} WHERE tenant_id = ANY(%s) AND term = ANY(%s) "
+                "GROUP BY document_id HAVING count(*) = %s)) AS d) AS x WHERE pf > 0"
+            )
+            weight = sum(weights[term] for term in phrase.terms)
+            sql_params += [weight, *norm_params, pattern, len(pattern), tenants, distinct, len(distinct)]
+        if not parts:
             return [], 0
-        values = ", ".join([f"(CAST(%s AS TEXT), {_F})"] * len(weights))
-        # In the order the placeholders appear: the length norm, the (term, idf) rows, the WHERE clause.
-        sql_params: list = [float(params.k1), float(params.b), float(params.b), float(stats.average_length)]
-        sql_params += [item for pair in weights.items() for item in pair]
-        sql_params += [tenants, list(weights)]
+
         excluded = ""
         if query.must_not:
             excluded = (
-                f"AND NOT EXISTS (SELECT 1 FROM {POSTINGS} x WHERE x.tenant_id = p.tenant_id "
-                "AND x.term = ANY(%s) AND x.document_id = p.document_id)"
+                f"WHERE NOT EXISTS (SELECT 1 FROM {POSTINGS} x WHERE x.tenant_id = ANY(%s) "
+                "AND x.term = ANY(%s) AND x.document_id = c.document_id)"
             )
-            sql_params.append([clause.term for clause in query.must_not])
+            sql_params += [tenants, [clause.term for clause in query.must_not]]
         cursor.execute(
             f"""
             SELECT document_id, score, count(*) OVER () FROM (
-                SELECT p.document_id,
-                       sum(w.idf * p.tf / (p.tf + {_F} * (1.0 - {_F} + {_F} * p.length / {_F}))) AS score
-                FROM {POSTINGS} p JOIN (VALUES {values}) AS w(term, idf) ON w.term = p.term
-                WHERE p.tenant_id = ANY(%s) AND p.term = ANY(%s) {excluded}
-                GROUP BY p.document_id
+                SELECT c.document_id, sum(c.score) AS score
+                FROM ({" UNION ALL ".join(parts)}) AS c(document_id, score)
+                {excluded}
+                GROUP BY c.document_id
             ) AS s
             ORDER BY score DESC, document_id
             LIMIT %s
