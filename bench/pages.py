@@ -312,6 +312,7 @@ def search_phase(args) -> dict:
         "search as you type, 4 letters of a rare word (prefix)": typed(rng.sample(rare, min(30, len(rare))), 4),
         "search as you type, rare word complete": typed(rare, None),
         "search as you type, common word complete": typed(common, None),
+        "search as you type, 4 letters of a common word (prefix)": typed(common[:20], 4),
         "search as you type, common word then a rare one": [
             f"/search/?q={quote(a + ' ' + b)}" for a, b in zip(common[:20], rare[:20], strict=False)
         ],

@@ -46,8 +46,8 @@ class SearchOutcome:
 
 
 # A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
-# Four characters at least: a shorter prefix matches so many terms that ranking them all takes seconds at
-# a million messages (bench/pages.py), for results nobody reads before the next keystroke.
+# Four characters at least: a shorter prefix matches so many terms that ranking them all takes a second or
+# more at a million messages (bench/pages.py), for results nobody reads before the next keystroke.
 _UNFINISHED_WORD = re.compile(r"(?:^|\s)(\w{4,})$")
 
 
@@ -69,21 +69,21 @@ def search_grouped(
 ) -> SearchOutcome:
     """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit.
 
-    While `typing`, the last word counts as a prefix, so results appear before the word is complete.
+    While `typing`, a query whose words as typed find nothing is tried again with its last word as a prefix,
+    so a half-typed word still finds something. Words first, because a prefix costs far more to rank: a
+    common word as a prefix took seconds at a million messages (bench/pages.py).
     """
     filters = {"roles": (role,) if role else (), "since": since, "until": until}
-    response = None
-    prefixed = as_you_type(query) if typing else None
+    try:
+        response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
+    except SearchError as error:  # an empty or oversized query, a bad filter: search says why
+        return SearchOutcome(error=str(error))
+    prefixed = as_you_type(query) if typing and not response.results else None
     if prefixed:
         try:
             response = run_search(tenant=tenant, query=prefixed, scope="tenant", **filters)
         except SearchError:
-            response = None  # e.g. a prefix search is refused for this word: the words as typed still work
-    if response is None:
-        try:
-            response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
-        except SearchError as error:  # an empty or oversized query, a bad filter: search says why
-            return SearchOutcome(error=str(error))
+            pass  # a prefix search refused for this word: the answer for the words as typed stands
     groups: dict[int, HitGroup] = {}
     for hit in response.results:
         group = groups.get(hit.conversation_pk)

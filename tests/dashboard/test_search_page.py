@@ -83,3 +83,10 @@ def test_while_a_conversation_waits_for_reindexing_the_page_says_indexing(world,
     mark_pending([world.deploy.pk])
     page = as_role("support").get("/search/?q=flag").content.decode()
     assert "Indexing:" in page
+
+
+def test_a_word_with_hits_of_its_own_is_not_widened_to_a_prefix_while_typing(world, as_role):
+    # "check" is a word here ("Check the flag again") and a prefix of "checkout_v3_enabled".
+    page = as_role("support").get("/search/?q=check", HTTP_HX_REQUEST="true").content.decode()
+    assert "<mark>Check</mark> the flag again" in page
+    assert "<mark>checkout" not in page
