@@ -633,6 +633,41 @@ def generate_conversations(
     return plans
 
 
+def stress_plan(seed: int) -> ConversationPlan:
+    """A reproducible conversation that stresses recovery: 1 to 6 runs with a random compaction kind and
+    thresholds (2 to 9 messages), sometimes a fork, a tool cancelled mid-call, an orphan tool result, and a
+    held clock so that prompts and answers repeat byte for byte."""
+    rng = random.Random(seed)
+    plan = generate_conversations(1, seed=seed, min_runs=1, max_runs=6)[0]
+    max_messages = rng.randint(2, 9)
+    turns = list(plan.turns)
+    for index, turn in enumerate(turns):
+        if rng.random() < 0.15 and turn.steps:
+            cancelled = ToolStep("deploy", "production", "", fails=True)
+            turns[index] = replace(turn, steps=(*turn.steps[: rng.randint(0, len(turn.steps))], cancelled))
+        if index > 0 and rng.random() < 0.15:
+            turns[index] = replace(turns[index], inject_orphan_result=True)
+    if len(turns) > 2 and rng.random() < 0.3:
+        fork = rng.randrange(2, len(turns))
+        turns[fork] = replace(turns[fork], history_from=rng.randrange(0, fork - 1))
+    kinds: tuple[CompactionKind | None, ...] = (
+        None,
+        "sliding_window",
+        "sliding_window_no_first",
+        "summarizing",
+        "summarizing_no_first",
+    )
+    return replace(
+        plan,
+        name=f"stress-{seed}",
+        turns=tuple(turns),
+        compaction=rng.choice(kinds),
+        max_messages=max_messages,
+        keep_messages=rng.randint(0, max_messages - 1),
+        step_seconds=rng.choice((0, 7)),
+    )
+
+
 def demo_payloads(count: int = 50, *, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """About 50 generated conversations as API payloads per tenant slug (`acme`, `globex`), write order."""
     by_tenant: dict[str, list[dict[str, Any]]] = {}

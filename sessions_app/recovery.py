@@ -35,6 +35,7 @@ Messages are matched on `message_hash`, a content hash that ignores the fields p
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -226,77 +227,6 @@ def tail_blocks(lineage: Sequence[str], snapshot: Sequence[str]) -> list[tuple[i
     return sorted(blocks, key=lambda block: (-block[0], block[1]))
 
 
-def _kept_prefix(
-    lineage: Sequence[int], entries: Sequence[_Entry], messages: Sequence[ModelMessage], hashes: Sequence[str]
-) -> tuple[list[tuple[int, int | None]], bool]:
-    """Which lineage messages survive in a compacted snapshot's kept prefix, and whether the prefix is one.
-
-    The prefix holds copies of a few early messages (the first request, possibly with its system prompt split
-    off into a request of its own, or merged with a receipt or a later prompt) plus requests compaction wrote. A lineage
-    message survives when an equal message follows the previous match, or, for a request, when its parts
-    appear in order inside one snapshot request. The prefix is plausible when every message in it is such a
-    copy or a request that answers no tool call.
-    """
-    matches: list[tuple[int, int | None]] = []
-    exact: set[int] = set()
-    # The prefix as a stream of parts, so a match can start inside a request that merged several messages
-    # (the first request and a later prompt that compaction left next to it).
-    stream: list[tuple[int, str | None]] = []
-    starts: list[int] = []
-    for i, message in enumerate(messages):
-        starts.append(len(stream))
-        if isinstance(message, ModelRequest) and message.parts:
-            stream.extend((i, _part_key(p)) for p in message.parts)
-        else:
-            stream.append((i, None))
-    stream_keys = {key for _, key in stream}
-    indices_of: dict[str, list[int]] = {}
-    for i, key in enumerate(hashes):
-        indices_of.setdefault(key, []).append(i)
-    cursor = 0
-    for position in lineage:
-        if cursor >= len(stream):
-            break
-        entry = entries[position]
-        found = next((i for i in indices_of.get(entry.hash, ()) if starts[i] >= cursor), None)
-        if found is not None:
-            matches.append((position, found))
-            exact.add(found)
-            cursor = starts[found + 1] if found + 1 < len(messages) else len(stream)
-            continue
-        if not isinstance(entry.message, ModelRequest) or not entry.message.parts:
-            continue
-        if entry.part_keys()[0] not in stream_keys:
-            continue
-        wanted = entry.part_keys()
-        for s in range(cursor, len(stream) - len(wanted) + 1):
-            window = stream[s : s + len(wanted)]
-            # May span adjacent requests: compaction split the request (a response in between never matches).
-            if [key for _, key in window] == wanted:
-                matches.append((position, None))
-                cursor = s + len(wanted)
-                break
-    lineage_keys: set[str] | None = None
-
-    def is_copy_or_compaction_request(i: int, message: ModelMessage) -> bool:
-        nonlocal lineage_keys
-        if i in exact:
-            return True
-        if not isinstance(message, ModelRequest):
-            return False
-        answers = [p for p in message.parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
-        if not answers:
-            return True
-        # A request that answers tool calls is plausible only as a copy of answers the lineage holds (pydantic-ai
-        # merged an earlier tool result with the next prompt when it loaded the history).
-        if lineage_keys is None:
-            lineage_keys = {key for position in lineage for key in entries[position].request_part_keys()}
-        return all(_part_key(p) in lineage_keys for p in answers)
-
-    plausible = all(is_copy_or_compaction_request(i, m) for i, m in enumerate(messages))
-    return matches, plausible
-
-
 def _leading_match(
     lineage: Sequence[int], entries: Sequence[_Entry], messages: Sequence[ModelMessage], hashes: Sequence[str]
 ) -> tuple[list[tuple[int, int | None]], int, int]:
@@ -414,37 +344,80 @@ def _align(
 ) -> _Alignment:
     """Line a snapshot up with a lineage (see the module docstring).
 
-    Among the places a lineage tail occurs, the longest wins only if what precedes it in the snapshot can be
-    a compaction's kept prefix (the lineage's leading messages, then only requests) and something follows it
-    (each snapshot adds at least one model response). That rejects a block that is really new content
-    repeating the tail (the same "continue" exchange twice). A new run's first snapshot always adds its
-    prompt, so for it a block followed by nothing is no explanation at all (an answer that recurs word for
-    word in an earlier run would otherwise swallow the run).
+    A place where a lineage tail occurs explains the snapshot when what precedes it can be a compaction's kept
+    prefix: the lineage's own leading messages, walked in order (part by part), then only requests compaction
+    writes (no tool results but copies of the lineage's). Of those, the one that accounts for the most of
+    the lineage wins (fewest messages taken as dropped), provided something follows it: each snapshot adds at
+    least one model response, and a new run its prompt. That rejects a block that is really new content
+    repeating the tail (the same "continue" exchange twice) and a kept tail that merely recurs early (the
+    same short answer twice). With no such place, the longest tail is taken as is (a new run still needs
+    something after it); with no tail at all, the leading messages the snapshot repeats are skipped.
     """
     lineage_hashes = [entries[p].hash for p in lineage]
     if lineage and hashes[: len(lineage)] == lineage_hashes and len(hashes) > len(lineage):
         # The common case, no compaction since the last snapshot: it extends the lineage.
         return _block_alignment(lineage, len(lineage), 0, [])
     blocks = tail_blocks(lineage_hashes, hashes)
-    explained: list[_Alignment] = []
+    lineage_keys: set[str] | None = None
+    best: tuple[tuple[int, int], _Alignment] | None = None
     for k, start in blocks:
-        kept, plausible = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
-        if plausible:
-            alignment = _block_alignment(lineage, k, start, kept)
-            if alignment.tail_from < len(messages):
-                return alignment
-            explained.append(alignment)
-    if explained and not new_run:
-        # Every snapshot after a model request adds at least that response; a block that leaves nothing new
-        # is taken only when no other explanation exists.
-        return explained[0]
+        kept, used, reached = _leading_match(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
+        rest = messages[used:start]
+        if any(not isinstance(m, ModelRequest) for m in rest):
+            continue
+        answers = [_part_key(p) for m in rest for p in m.parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
+        if answers:
+            if lineage_keys is None:
+                lineage_keys = {key for position in lineage for key in entries[position].request_part_keys()}
+            if not all(key in lineage_keys for key in answers):
+                continue
+        alignment = _block_alignment(lineage, k, start, kept)
+        adds = alignment.tail_from < len(messages)
+        if new_run and not adds:
+            continue
+        rank = (int(adds), reached + k)
+        if best is None or rank > best[0]:
+            best = (rank, alignment)
+    if best is not None:
+        alignment = best[1]
+        before = lineage[: len(lineage) - alignment.block]
+        start = alignment.tail_from - alignment.block
+        extra = _copies_in_prefix(before, entries, messages[:start], alignment.matches)
+        return replace(alignment, matches=alignment.matches + extra) if extra else alignment
     if blocks:
         k, start = blocks[0]
         if not (new_run and start + k == len(messages)):
-            kept, _ = _kept_prefix(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
+            kept, _, _ = _leading_match(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
             return _block_alignment(lineage, k, start, kept)
     leading, used, reached = _leading_match(lineage, entries, messages, hashes)
-    return _Alignment(0, leading, used, reached)
+    return _Alignment(0, leading + _copies_in_prefix(lineage, entries, messages[:used], leading), used, reached)
+
+
+def _copies_in_prefix(
+    lineage: Sequence[int],
+    entries: Sequence[_Entry],
+    prefix: Sequence[ModelMessage],
+    matches: list[tuple[int, int | None]],
+) -> list[tuple[int, int | None]]:
+    """Lineage requests still present in a kept prefix beyond the leading walk, as `(position, None)`.
+
+    History loading merges the kept first request with the next prompt, so a prompt can survive inside
+    another request: every part of it still there, not used up by the walk's matches. Only for
+    `recovered_from_compaction`; the record itself does not change.
+    """
+    spare = Counter(_part_key(p) for m in prefix if isinstance(m, ModelRequest) for p in m.parts)
+    matched = {position for position, _ in matches}
+    for position in matched:
+        spare.subtract(entries[position].request_part_keys())
+    found: list[tuple[int, int | None]] = []
+    for position in reversed(lineage):
+        if position in matched or not isinstance(entries[position].message, ModelRequest):
+            continue
+        wanted = Counter(entries[position].part_keys())
+        if wanted and all(spare[key] >= count for key, count in wanted.items()):
+            spare.subtract(wanted)
+            found.append((position, None))
+    return found
 
 
 def _block_alignment(lineage: list[int], k: int, start: int, kept: list[tuple[int, int | None]]) -> _Alignment:
