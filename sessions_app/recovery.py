@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
@@ -115,8 +116,21 @@ def message_hash(message: ModelMessage) -> str:
     return hashlib.sha256(ModelMessagesTypeAdapter.dump_json([_canonical(message)])).hexdigest()
 
 
+_PART_KEYS: ContextVar[dict[int, tuple[object, str]] | None] = ContextVar("recovery_part_keys", default=None)
+"""Per-call cache of part keys: the part-by-part walks look at the same kept prefix once per candidate
+alignment. Keyed by identity and holding the part, so an id cannot be reused while the call runs."""
+
+
 def _part_key(part: ModelRequestPart) -> str:
-    return message_hash(ModelRequest(parts=[part]))
+    cache = _PART_KEYS.get()
+    if cache is not None:
+        cached = cache.get(id(part))
+        if cached is not None:
+            return cached[1]
+    key = message_hash(ModelRequest(parts=[part]))
+    if cache is not None:
+        cache[id(part)] = (part, key)
+    return key
 
 
 # --- summary artifacts -----------------------------------------------------------------------------------
@@ -410,10 +424,15 @@ def _copies_in_prefix(
     for position in matched:
         spare.subtract(entries[position].request_part_keys())
     found: list[tuple[int, int | None]] = []
+    if not any(count > 0 for count in spare.values()):
+        return found
     for position in reversed(lineage):
         if position in matched or not isinstance(entries[position].message, ModelRequest):
             continue
-        wanted = Counter(entries[position].part_keys())
+        keys = entries[position].part_keys()
+        if not keys or spare[keys[0]] <= 0:
+            continue
+        wanted = Counter(keys)
         if wanted and all(spare[key] >= count for key, count in wanted.items()):
             spare.subtract(wanted)
             found.append((position, None))
@@ -502,6 +521,14 @@ def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     Runs are ordered by `(started_at, run_id)`, snapshots by `seq`. A summary artifact is placed where it
     first appeared: after the messages recorded before the snapshot that first carried it.
     """
+    token = _PART_KEYS.set({})
+    try:
+        return _recover(runs)
+    finally:
+        _PART_KEYS.reset(token)
+
+
+def _recover(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     hash_of = _HashMemo()
 
     entries: list[_Entry] = []
