@@ -460,11 +460,17 @@ def _choose_base(
     """
     best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
+    last_index = {key: index for index, key in enumerate(hashes)}
     for state in reversed(previous):
         key = tuple(state.lineage[-1:]) + (len(state.lineage),)
         if key in seen:
             continue  # the same lineage as a more recent run
         seen.add(key)
+        if best is not None and best[1].block and state.lineage:
+            # A tail of this lineage ends at an occurrence of its last message; none later than the best
+            # alignment's end can beat it.
+            if last_index.get(entries[state.lineage[-1]].hash, -1) + 1 <= best[1].tail_from:
+                continue
         alignment = _align(state.lineage, entries, messages, hashes, new_run=True)
         # Even with nothing matched, the most recent run's alignment counts: it may have used up leading
         # messages compaction rewrote (a system prompt split off the first request).
