@@ -19,7 +19,8 @@ messages, and its record is the truth recovery must reproduce.
 Generated data: `generate_conversations(count, seed=...)` gives varied `ConversationPlan`s (topics in several
 languages, tool calls, compaction on some, an interrupted tool call, an orphan tool result), `run_plan(plan,
 store)` runs one, `demo_payloads()` gives about 50 conversations over two tenants as API payloads, and
-`threaded_payloads(runs=1000)` gives threaded runs for ingest benchmarks.
+`threaded_payloads(runs=1000)` gives threaded runs for ingest benchmarks, and `stress_plan(seed)` gives conversations
+that stress recovery (random compaction and thresholds, forks, cancelled tools, orphans, byte-identical repeats).
 
 This module imports pydantic-ai-harness, a test and optional dependency; the product itself does not.
 """
