@@ -11,23 +11,27 @@ How a snapshot is merged (the reference, pydantic-ai-harness's `SnapshotHistoryS
 suffix of the record at the *start* of the snapshot; with `preserve_first_user_message=True` every compacted
 snapshot starts with the first request instead, the overlap is found to be zero and the record doubles):
 
-1. Summary artifacts (the summary a `SummarizingCompaction` writes, the receipt a compaction with
-   `receipts=True` leaves) are split off and kept aside, flagged.
-2. A compacted snapshot looks like `kept prefix + [summary] + suffix of the record + new messages`. We look
-   for the longest block at the end of the run's logical history (its *lineage*) that occurs contiguously
-   in the snapshot, ties going to the earliest position, and append only what follows that block. The
-   search is one linear Z-function pass over the reversed hash sequences.
-3. When no such block exists (a new run whose compaction dropped everything but the kept first request, a
-   fork from an earlier point, a store whose early snapshots were pruned), the snapshot's leading messages
-   that equal the lineage's leading messages are skipped, part by part so a first request that compaction
-   split in two still matches, and the rest is appended.
+1. Compaction artifacts (the summary a `SummarizingCompaction` writes, the receipt a compaction with
+   `receipts=True` leaves) are split off by part and kept aside, flagged; a request pydantic-ai emptied in
+   place (an orphan result it dropped) is skipped.
+2. Each run keeps a *lineage*: the record positions of its logical, uncompacted history. A compacted
+   snapshot looks like `kept prefix + [summary] + a tail of the lineage + new messages`. Every place a
+   lineage tail occurs in the snapshot is found in one Z-function pass over the reversed hash sequences; a
+   place counts when what precedes it walks the lineage's leading messages (part by part: compaction splits
+   the first request, history loading merges it with the next prompt) followed only by requests compaction
+   writes, and something follows it. The place accounting for most of the lineage wins; what follows it is
+   appended.
+3. When no tail occurs (a run whose compaction dropped all it inherited but the first request, a fork from
+   an earlier point, a store whose early snapshots were pruned), the leading messages the snapshot repeats
+   are skipped and the rest is appended.
 4. Matched messages are replaced by the snapshot's copy: later copies carry fields stamped after the
    earlier snapshot was written.
 
-A run that continues a conversation through `message_history` starts from the lineage (among earlier runs)
-whose tail it repeats best, so inherited messages are not counted twice, while a genuinely repeated message
-(the same "continue" prompt in two runs) is new content after the block and is kept. Only `complete`
-snapshots contribute; `interrupted` ones are for inspection only. A pruned store yields what survives.
+A run's first snapshot continues the earlier lineage whose tail ends furthest into it (a run continued through
+`message_history`), else the one whose beginning it shares most (a fork). Inherited messages are therefore
+not counted twice, while a genuinely repeated message (the same "continue" exchange in two runs) is new
+content after the tail and is kept. Only `complete` snapshots contribute; `interrupted` ones are for
+inspection only. A pruned store yields what survives, never an error.
 
 Messages are matched on `message_hash`, a content hash that ignores the fields pydantic-ai stamps later.
 """
