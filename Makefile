@@ -38,9 +38,11 @@ test: install
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
+# Browser tests run in a process of their own: Playwright's sync API keeps an event loop in the main thread.
 test-sqlite:
 	@echo "== tests on SQLite =="
-	env -u DATABASE_URL $(VPY) -m pytest $(PYTEST_ARGS)
+	env -u DATABASE_URL $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS)
+	env -u DATABASE_URL $(VPY) -m pytest -m browser $(PYTEST_ARGS)
 
 test-postgres:
 	@echo "== tests on PostgreSQL =="
@@ -48,7 +50,8 @@ test-postgres:
 	if ! $(VPY) -c "import psycopg,sys; psycopg.connect(sys.argv[1].replace('postgres://','postgresql://',1), connect_timeout=3).close()" "$$url" 2>/dev/null; then \
 	  if [ "$$CI" = "true" ]; then echo "PostgreSQL at $$url is not reachable; CI requires it." >&2; exit 1; fi; \
 	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
-	DATABASE_URL="$$url" $(VPY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL="$$url" $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS) && \
+	DATABASE_URL="$$url" $(VPY) -m pytest -m browser $(PYTEST_ARGS)
 
 lint: install
 	$(VPY) -m ruff check .
