@@ -320,6 +320,27 @@ def search_phase(args) -> dict:
     for name, urls in cases.items():
         report["results"][name] = time_requests(client, urls, args.requests, hx)
         print(f"  {name}: {report['results'][name]}", flush=True)
+    # The same complete-word queries through search_app.service.run_search alone: what the page adds on top.
+    from urllib.parse import unquote
+
+    from search_app.service import run_search
+
+    tenant = Tenant.objects.get(slug="bench-0")
+    for name in ("search as you type, rare word complete", "search as you type, common word complete"):
+        queries = [unquote(url.split("q=", 1)[1]) for url in cases[name]]
+        samples = []
+        for i in range(args.requests):
+            started = time.perf_counter()
+            run_search(tenant=tenant, query=queries[i % len(queries)], scope="tenant")
+            samples.append((time.perf_counter() - started) * 1000)
+        core = name.replace("search as you type", "run_search alone")
+        report["results"][core] = {
+            "requests": args.requests,
+            "median_ms": round(statistics.median(samples), 1),
+            "p95_ms": round(percentile(samples, 0.95), 1),
+            "max_ms": round(max(samples), 1),
+        }
+        print(f"  {core}: {report['results'][core]}", flush=True)
     return report
 
 
