@@ -47,8 +47,8 @@ test-sqlite:
 test-postgres:
 	@echo "== tests on PostgreSQL =="
 	@url="$${DATABASE_URL:-$(PG_TEST_URL)}"; \
-	if ! $(VPY) -c "import psycopg,sys; psycopg.connect(sys.argv[1].replace('postgres://','postgresql://',1), connect_timeout=3).close()" "$$url" 2>/dev/null; then \
-	  if [ "$$CI" = "true" ]; then echo "PostgreSQL at $$url is not reachable; CI requires it." >&2; exit 1; fi; \
+	if ! $(VPY) tests/ensure_postgres.py "$$url"; then \
+	  if [ "$$CI" = "true" ]; then echo "CI requires PostgreSQL at $$url." >&2; exit 1; fi; \
 	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
 	DATABASE_URL="$$url" $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS) && \
 	DATABASE_URL="$$url" $(VPY) -m pytest -m browser $(PYTEST_ARGS)
