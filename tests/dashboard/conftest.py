@@ -29,7 +29,7 @@ def _payloads(plan: ConversationPlan, conversation_id: str) -> tuple[dict, ...]:
     # thread of its own, because the scenarios call asyncio.run and browser tests already run a loop here.
     def run() -> tuple[dict, ...]:
         store = InMemoryStepStore()
-        run_plan(plan, store, conversation_id=conversation_id)
+        run_plan(plan, store, conversation_id=conversation_id, with_truth=False)
         return tuple(store_as_payloads(store, conversation_id))
 
     with ThreadPoolExecutor(max_workers=1) as pool:
