@@ -231,6 +231,34 @@ def build(messages: int, seed: int) -> dict:
     return {"timings": timings, "layout": layout}
 
 
+def layout_from_database(seed: int) -> dict:
+    """Rebuild what `build` returns from an existing bench database (`--reuse`): same vocabulary, same texts."""
+    from sessions_app.models import Conversation, Tenant, TranscriptEntry
+
+    tenants = Tenant.objects.filter(slug__startswith="bench-").order_by("id")
+    big = Conversation.objects.filter(tenant__slug="bench-0", message_count=BIG_CONVERSATION).first()
+    first = TranscriptEntry.objects.filter(tenant__slug="bench-0")
+    if big is not None:
+        first = first.exclude(conversation=big)
+    return {
+        "tenants": {
+            t.slug: {
+                "messages": TranscriptEntry.objects.filter(tenant=t).count(),
+                "conversations": t.conversations.count(),
+            }
+            for t in tenants
+        },
+        "big_conversation": big.external_id if big else None,
+        "big_texts": list(
+            TranscriptEntry.objects.filter(conversation=big).order_by("position").values_list("text", flat=True)
+        )
+        if big
+        else [],
+        "sample_texts": list(first.order_by("id").values_list("text", flat=True)[:10_000]),
+        "vocabulary": TextSource(seed).words,
+    }
+
+
 def _load(entries: list[tuple], documents: list[tuple]) -> float:
     from django.db import connection, transaction
 
@@ -435,12 +463,26 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=40, help="queries per class and scope")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--reuse", action="store_true", help="time queries on the corpus a previous run built")
     args = parser.parse_args()
     configure(args.database)
 
     from django.core.management import call_command
     from django.db import connection
 
+    if args.reuse:
+        layout = layout_from_database(args.seed)
+        report = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+            "load_average_at_start": os.getloadavg(),
+            "database": connection.vendor,
+            "messages": args.messages,
+            "reused_corpus": True,
+            "tenants": layout["tenants"],
+        }
+        run_queries(report, layout, args)
+        return
     if connection.vendor == "sqlite":
         db_file = Path(connection.settings_dict["NAME"])
         for suffix in ("", "-wal", "-shm"):
@@ -471,6 +513,13 @@ def main() -> None:
     report["index_build_s_per_million"] = round(index_seconds * 1_000_000 / args.messages, 1)
     print(json.dumps({k: report[k] for k in ("build", "sizes", "index_build_s_per_million")}, indent=1), flush=True)
 
+    report["load_average_at_start"] = os.getloadavg()
+    run_queries(report, layout, args)
+
+
+def run_queries(report: dict, layout: dict, args) -> None:
+    from django.db import connection
+
     from sessions_app.models import Conversation
 
     rng = random.Random(args.seed + 2)
@@ -484,7 +533,9 @@ def main() -> None:
     report["tokenizer"] = tokenizer_speed(layout)
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
-    path = out / f"search-{connection.vendor}-{args.messages}.json"
+    suffix = "-reused" if report.get("reused_corpus") else ""
+    report["load_average_at_end"] = os.getloadavg()
+    path = out / f"search-{connection.vendor}-{args.messages}{suffix}.json"
     path.write_text(json.dumps(report, indent=1))
     print(f"Wrote {path}")
 
