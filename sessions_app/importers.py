@@ -142,6 +142,7 @@ async def _harness_snapshots(store) -> list[SnapshotPayload]:
                     state=snapshot.state,
                     idempotency_key=snapshot.idempotency_key or "",
                     messages=list(snapshot.messages),
+                    started_at=run.started_at,
                 )
             )
     return payloads

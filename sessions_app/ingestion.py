@@ -12,6 +12,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
@@ -53,6 +54,7 @@ class SnapshotPayload:
     step: int | None = None
     idempotency_key: str = ""
     client_supplied: bool = False
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,12 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         first = error.errors()[0]
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
         raise IngestError(f"Invalid message at {_format_loc(first['loc'])}: {first['msg']}{more}.") from None
+    started_at = data.get("started_at")
+    if started_at is not None:
+        parsed = parse_datetime(started_at) if isinstance(started_at, str) else None
+        if parsed is None or parsed.tzinfo is None:
+            raise IngestError(f"'started_at' must be an ISO 8601 date-time with a time zone, got {started_at!r}.")
+        started_at = parsed
     source = data.get("source", "server")
     if source not in Source.values:
         raise IngestError(f"'source' must be 'server' or 'client', got {source!r}.")
@@ -127,6 +135,7 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         step=step,
         messages=messages,
         client_supplied=source == Source.CLIENT,
+        started_at=started_at,
     )
 
 
@@ -137,8 +146,14 @@ def _is_final(messages: Sequence[ModelMessage]) -> bool:
     return not any(isinstance(part, ToolCallPart) for part in messages[-1].parts)
 
 
-def _first_timestamp(messages: Sequence[ModelMessage]) -> datetime | None:
-    stamps = [m.timestamp for m in messages if m.timestamp is not None]
+def run_start(messages: Sequence[ModelMessage]) -> datetime | None:
+    """When the run that wrote this history started: its own first message, not an inherited one.
+
+    pydantic-ai stamps each message with the agent run that produced it; the last message is this run's, so the
+    earliest message carrying the same run id is where it began. Recovery orders runs by this time.
+    """
+    own = messages[-1].run_id if messages else None
+    stamps = [m.timestamp for m in messages if m.timestamp is not None and (own is None or m.run_id == own)]
     return min(stamps) if stamps else None
 
 
@@ -223,7 +238,7 @@ def _runs_for(tenant: Tenant, prepared: Sequence[_Prepared], source: str) -> dic
                 agent_name=payload.agent,
                 parent_run_id=payload.parent_run_id,
                 source=Source.CLIENT if payload.client_supplied else source,
-                started_at=_first_timestamp(payload.messages) or timezone.now(),
+                started_at=payload.started_at or run_start(payload.messages) or timezone.now(),
             )
             for payload in new_runs
         ],

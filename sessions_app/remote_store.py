@@ -85,6 +85,7 @@ class SessiondeskStepStore:
                 "step": snapshot.step_index,
                 "state": snapshot.state,
                 "idempotency_key": snapshot.idempotency_key,
+                "started_at": run.started_at.isoformat() if run and run.started_at else None,
                 "messages": ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"),
             },
         )

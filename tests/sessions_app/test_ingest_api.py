@@ -176,3 +176,27 @@ def test_a_run_id_of_another_conversation_answers_409_and_stores_nothing(client,
 def test_get_is_not_allowed(client, server_key):
     response = client.get("/api/v1/snapshots", HTTP_AUTHORIZATION=f"Bearer {server_key}")
     assert response.status_code == 405
+
+
+def test_a_threaded_run_is_ordered_by_its_own_start_not_by_what_it_inherited(client, server_key):
+    from tests.agents import weather_agent
+
+    agent = weather_agent()
+    first = agent.run_sync("Weather?", conversation_id="conv-t").all_messages()
+    second = agent.run_sync("And tomorrow?", message_history=first).all_messages()
+    # Run ids that sort the other way round: only the runs' own start times can order them.
+    assert post(client, server_key, payload(second, conversation_id="conv-t", run_id="a-second")).status_code == 201
+    assert post(client, server_key, payload(first, conversation_id="conv-t", run_id="z-first")).status_code == 201
+    conversation = Conversation.objects.get(external_id="conv-t")
+    assert conversation.message_count == len(second)
+    order = list(TranscriptEntry.objects.filter(conversation=conversation).order_by("position").values_list(
+        "run__run_id", flat=True))
+    assert order == ["z-first"] * len(first) + ["a-second"] * (len(second) - len(first))
+
+
+def test_an_explicit_start_time_must_be_an_aware_iso_datetime(client, server_key):
+    before = row_counts()
+    response = post(client, server_key, payload(weather_messages(), started_at="yesterday"))
+    assert response.status_code == 400
+    assert "'started_at' must be an ISO 8601 date-time" in response.json()["error"]
+    assert row_counts() == before
