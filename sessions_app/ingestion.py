@@ -16,6 +16,7 @@ from django.utils.dateparse import parse_datetime
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
+from sessions_app.input_errors import RejectedInput
 from sessions_app.models import (
     Conversation,
     Run,
@@ -34,13 +35,8 @@ MAX_ID_LENGTH = 200
 STATES = ("complete", "interrupted")
 
 
-class IngestError(Exception):
-    """Input we refuse, with the HTTP status that says why."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+class IngestError(RejectedInput):
+    """A snapshot, tool effect or import file we refuse."""
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sessions_app.audit import gates
+from sessions_app.input_errors import RejectedInput
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class AuditInputError(ValueError):
-    """Input we refuse, with the HTTP status that says why."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+class AuditInputError(RejectedInput):
+    """A receipt, wait, prompt contract or run reference we refuse."""
 
 
 @dataclass(frozen=True)
