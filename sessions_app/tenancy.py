@@ -4,8 +4,11 @@ Helpers here only ever narrow a queryset to a tenant; anything outside it is ind
 something that does not exist (404).
 """
 
+from django.core.management.base import CommandError
 from django.db.models import Model, QuerySet
 from django.http import Http404
+
+from sessions_app.models import Tenant
 
 
 def scoped[M: Model](model: type[M], tenant) -> QuerySet[M]:
@@ -19,3 +22,11 @@ def get_scoped_or_404[M: Model](model: type[M], tenant, **lookup) -> M:
         return scoped(model, tenant).get(**lookup)
     except model.DoesNotExist:
         raise Http404(f"No {model._meta.verbose_name} matches the given query.") from None
+
+
+def tenant_for_command(slug: str) -> Tenant:
+    """The tenant a management command's --tenant names, or the command's error saying there is none."""
+    tenant = Tenant.objects.filter(slug=slug).first()
+    if tenant is None:
+        raise CommandError(f"No tenant {slug!r}.")
+    return tenant

@@ -9,7 +9,8 @@ from django.db import transaction
 
 from sessions_app.audit import gates
 from sessions_app.audit.service import record_event
-from sessions_app.models import Membership, Role, Tenant
+from sessions_app.models import Membership, Role
+from sessions_app.tenancy import tenant_for_command
 
 
 class Command(BaseCommand):
@@ -22,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--password-stdin", action="store_true", help="Read the new user's password from stdin.")
 
     def handle(self, *args, tenant: str, user: str, role: str, password_stdin: bool, **options):
-        found = Tenant.objects.filter(slug=tenant).first()
-        if found is None:
-            raise CommandError(f"No tenant {tenant!r}.")
+        found = tenant_for_command(tenant)
         user_model = get_user_model()
         existing = user_model.objects.filter(username=user).first()
         password = None

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.audit import gates, service
 from sessions_app.audit.inputs import AuditInputError
-from sessions_app.models import Tenant
+from sessions_app.tenancy import tenant_for_command
 
 
 class Command(BaseCommand):
@@ -19,9 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--reference", default="", help="A reference or digest of the destination.")
 
     def handle(self, *args, **options):
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"No tenant {options['tenant']!r}.")
+        tenant = tenant_for_command(options["tenant"])
         data = {
             "run_id": options["run"],
             "effect": options["effect"],

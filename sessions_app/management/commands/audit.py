@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.audit import service
 from sessions_app.audit.inputs import AuditInputError
-from sessions_app.models import Run, Tenant
-from sessions_app.tenancy import scoped
+from sessions_app.models import Run
+from sessions_app.tenancy import scoped, tenant_for_command
 
 
 def _as_text(report: service.AuditReport) -> str:
@@ -39,9 +39,7 @@ class Command(BaseCommand):
             return
         if not options["tenant"]:
             raise CommandError("--tenant is required with --run or --all.")
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"No tenant {options['tenant']!r}.")
+        tenant = tenant_for_command(options["tenant"])
         if options["run"]:
             try:
                 runs = [service.get_run(tenant, options["run"])]

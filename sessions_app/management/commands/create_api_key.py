@@ -1,7 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from sessions_app.api_keys import create_api_key
-from sessions_app.models import Tenant
+from sessions_app.tenancy import tenant_for_command
 
 
 class Command(BaseCommand):
@@ -13,9 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="")
 
     def handle(self, *args, tenant: str, kind: str, label: str, **options):
-        found = Tenant.objects.filter(slug=tenant).first()
-        if found is None:
-            raise CommandError(f"No tenant {tenant!r}.")
+        found = tenant_for_command(tenant)
         _, raw_key = create_api_key(found, kind, label, actor="manage.py create_api_key")
         self.stderr.write(f"Created a {kind} key for {tenant}. It is shown once; store it now.")
         self.stdout.write(raw_key)

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.export import FORMATS, export_conversation
-from sessions_app.models import Conversation, Tenant
-from sessions_app.tenancy import scoped
+from sessions_app.models import Conversation
+from sessions_app.tenancy import scoped, tenant_for_command
 
 
 class Command(BaseCommand):
@@ -14,9 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, default="json")
 
     def handle(self, *args, tenant: str, conversation: str, format: str, **options):
-        found = Tenant.objects.filter(slug=tenant).first()
-        if found is None:
-            raise CommandError(f"No tenant {tenant!r}.")
+        found = tenant_for_command(tenant)
         target = scoped(Conversation, found).filter(external_id=conversation).first()
         if target is None:
             raise CommandError(f"No conversation {conversation!r} in tenant {tenant!r}.")

@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.importers import read_import_file
 from sessions_app.ingestion import IngestError, ingest_snapshots
-from sessions_app.models import Source, Tenant
+from sessions_app.models import Source
+from sessions_app.tenancy import tenant_for_command
 
 
 class Command(BaseCommand):
@@ -20,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
 
     def handle(self, *args, tenant: str, source: str, paths: list[Path], **options):
-        found = Tenant.objects.filter(slug=tenant).first()
-        if found is None:
-            raise CommandError(f"No tenant {tenant!r}.")
+        found = tenant_for_command(tenant)
         failures = 0
         for path in paths:
             try:

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from sessions_app.audit import gates, service
 from sessions_app.audit.digests import prompt_sha256
 from sessions_app.audit.inputs import AuditInputError
-from sessions_app.models import Tenant
+from sessions_app.tenancy import tenant_for_command
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
         kind.add_argument("--dynamic", action="store_true", help="The agent runs on dynamic instructions.")
 
     def handle(self, *args, **options):
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"No tenant {options['tenant']!r}.")
+        tenant = tenant_for_command(options["tenant"])
         if options["prompt_file"] is not None:
             try:
                 text = options["prompt_file"].read_text(encoding="utf-8")
