@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ingest.py [--runs 1000] [--trials 3] [--database-url postgres://root@127.0.0.1:5432/sd_bench_ingest]
 
-The payloads come from real agents (sessions_app.agent_scenarios.threaded_payloads: FunctionModel runs threaded
+The payloads come from real agents (sessions_app.demo.scenarios.threaded_payloads: FunctionModel runs threaded
 through message_history, compaction on some) and are cached in bench/out/. Each trial starts from empty tables and
 imports the whole file as `import_sessions` does: one transaction, transcripts recovered, audited and indexed.
 """
@@ -41,7 +41,7 @@ def setup(database_url: str) -> None:
 def payloads(runs: int) -> Path:
     cache = ROOT / "bench" / "out" / f"threaded-{runs}.jsonl"
     if not cache.exists():
-        from sessions_app.agent_scenarios import threaded_payloads
+        from sessions_app.demo.scenarios import threaded_payloads
 
         cache.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
@@ -79,8 +79,8 @@ def main() -> None:
     setup(args.database_url)
     path = payloads(args.runs)
 
-    from sessions_app.importers import read_import_file
-    from sessions_app.ingestion import ingest_snapshots
+    from sessions_app.ingest.importers import read_import_file
+    from sessions_app.ingest.service import ingest_snapshots
     from sessions_app.models import SnapshotMessage, StoredMessage, Tenant, TranscriptEntry
 
     batch = read_import_file(path)

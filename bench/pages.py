@@ -160,7 +160,7 @@ def long_conversation_messages(count: int) -> list:
 def build_transcript(count: int) -> float:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    from sessions_app.ingestion import ingest_snapshots, parse_snapshot
+    from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
     from sessions_app.models import Tenant
 
     started = time.perf_counter()
@@ -223,7 +223,7 @@ def time_requests(client, urls: list[str], repeat: int, headers: dict | None = N
 
 
 def deep_cursor(position: int) -> str:
-    from sessions_app.conversation_list import encode_cursor
+    from sessions_app.dashboard.conversation_list import encode_cursor
     from sessions_app.models import Conversation
 
     row = (
@@ -235,8 +235,8 @@ def deep_cursor(position: int) -> str:
 
 
 def list_phase(args) -> dict:
-    from sessions_app import transcript_reading
     from sessions_app.models import Conversation, Tenant
+    from sessions_app.transcripts import reading as transcript_reading
 
     report: dict = {"build": {}, "results": {}}
     if not Tenant.objects.filter(slug=LIST_TENANT).exists():

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/recovery.py [--runs 5 20 40] [--trials 15]
 
-Conversations come from real pydantic-ai agents (sessions_app.agent_scenarios: FunctionModel, the harness's
+Conversations come from real pydantic-ai agents (sessions_app.demo.scenarios: FunctionModel, the harness's
 StepPersistence and SlidingWindowCompaction with its defaults, runs threaded through message_history). For each
 size: the true record (the twin run without compaction), what we recover and what the reference recovers, and
 the time of one whole-conversation recovery, median and p95 over the trials, for three inputs: the harness
@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource  # noqa: E402
 from pydantic_ai_harness.step_persistence import InMemoryStepStore  # noqa: E402
 
-from sessions_app.agent_scenarios import generate_conversations, run_plan, runs_from_store  # noqa: E402
-from sessions_app.recovery import message_hash, recover_conversation, transcript_only  # noqa: E402
+from sessions_app.core.recovery import message_hash, recover_conversation, transcript_only  # noqa: E402
+from sessions_app.demo.scenarios import generate_conversations, run_plan, runs_from_store  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -59,6 +59,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
             ],
+            # The dashboard's tags live in its own room, not at the app's top level where Django would look.
+            "libraries": {"dashboard": "sessions_app.dashboard.templatetags.dashboard"},
         },
     },
 ]

@@ -11,7 +11,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from search_app.service import NotFound, SearchError, read_context, run_search
-from sessions_app.api_auth import api_error, api_key_required
+from sessions_app.api.auth import api_error, api_key_required
 
 API_SCOPES = ("conversation", "run", "tenant")
 

@@ -1,6 +1,6 @@
 """Search index maintenance, called inside the transaction that changes a transcript.
 
-`entries_added` / `entries_removed` are the lead's hooks in sessions_app.store (same transaction as the
+`entries_added` / `entries_removed` are the lead's hooks in sessions_app.transcripts.store (same transaction as the
 TranscriptEntry rows they follow, so the index never lags the transcript). `reindex_conversation` and
 `reconcile_pending` are the reconciliation: conversations stored before the index existed (migration 0003
 marks them) or marked with `mark_pending` (e.g. a rewound branch) are rebuilt by `manage.py reindex --pending`,
@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.tokenize import index_terms
+from sessions_app.core.rendering import message_text
+from sessions_app.core.serialization import load_message
 from sessions_app.models import Run, StoredMessage, TranscriptEntry
-from sessions_app.rendering import message_text
-from sessions_app.serialization import load_message
 
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
 _CHUNK = 2000

@@ -25,7 +25,7 @@ from search_app.query import ParsedQuery, QueryError, parse_query
 from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
 from sessions_app.models import Conversation, MessageRole, Run, Tenant, TranscriptEntry
-from sessions_app.tenancy import scoped
+from sessions_app.tenancy.scoping import scoped
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25

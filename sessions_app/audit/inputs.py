@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sessions_app.audit import gates
-from sessions_app.input_errors import RejectedInput
+from sessions_app.core.input_errors import RejectedInput
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 

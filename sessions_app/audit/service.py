@@ -1,4 +1,4 @@
-"""Replay audit at the edges: load a run through `sessions_app.tenancy`, run the pure gates, store the
+"""Replay audit at the edges: load a run through `sessions_app.tenancy.scoping`, run the pure gates, store the
 verdict, append one audit event per new finding. Receipts, waits, prompt contracts and merges re-audit
 what they touch.
 
@@ -40,7 +40,7 @@ from sessions_app.models import (
     ToolEffect,
     Wait,
 )
-from sessions_app.tenancy import scoped
+from sessions_app.tenancy.scoping import scoped
 
 
 class UnknownRun(AuditInputError):

@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.test import Client
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.agent_scenarios import ConversationPlan, ToolStep, Turn, run_plan, store_as_payloads
-from sessions_app.ingestion import ingest_snapshots, parse_snapshot
+from sessions_app.demo.scenarios import ConversationPlan, ToolStep, Turn, run_plan, store_as_payloads
+from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
 from sessions_app.models import Conversation, Tenant
 from tests.factories import make_member, make_tenant
 

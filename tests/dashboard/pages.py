@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from sessions_app.api_keys import create_api_key
 from sessions_app.models import Membership, Run, Snapshot, Tenant
+from sessions_app.tenancy.api_keys import create_api_key
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from sessions_app.models import Conversation, StoredMessage, TranscriptEntry
-from sessions_app.retention import cutoff
+from sessions_app.transcripts.retention import cutoff
 
 
 def _age(conversation, when="2020-01-01T00:00:00Z"):

@@ -4,7 +4,7 @@ import csv
 import io
 import re
 
-from sessions_app import audit_listing
+from sessions_app.audit import listing as audit_listing
 from sessions_app.models import Run
 from sessions_app.models.audit import AuditEvent
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sessions_app import conversation_list
+from sessions_app.dashboard import conversation_list
 from sessions_app.models import Conversation
 
 

@@ -101,8 +101,7 @@ def test_a_search_hit_link_highlights_its_message(world, as_role):
 
 
 def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, monkeypatch):
-    from sessions_app import transcript_reading
-
+    from sessions_app.transcripts import reading as transcript_reading
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
     client = as_role("support")
     page = client.get(f"/conversations/{world.deploy.pk}/?start=5").content.decode()
@@ -113,8 +112,7 @@ def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, m
 
 
 def test_a_permalink_target_opens_the_window_that_holds_it(world, as_role, monkeypatch):
-    from sessions_app import transcript_reading
-
+    from sessions_app.transcripts import reading as transcript_reading
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
     page = as_role("support").get(f"/conversations/{world.deploy.pk}/?at=7").content.decode()
     assert 'id="m-7"' in page and 'id="m-4"' not in page

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions_app.permissions import MINIMUM_ROLE, Action, Grants, role_allows
+from sessions_app.tenancy.permissions import MINIMUM_ROLE, Action, Grants, role_allows
 from tests.dashboard.pages import RANK, request, tenant_pages
 
 

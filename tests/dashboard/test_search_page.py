@@ -67,7 +67,7 @@ def test_while_typing_the_last_word_is_searched_as_a_prefix(world, as_role):
 
 
 def test_only_an_unfinished_plain_last_word_becomes_a_prefix():
-    from sessions_app.search_access import as_you_type
+    from sessions_app.dashboard.search_access import as_you_type
 
     assert as_you_type("deploy chec") == "deploy chec*"
     assert as_you_type("deploy ") is None

@@ -1,4 +1,4 @@
-"""Build conversations, runs and indexed transcript entries directly (the way sessions_app.store writes them)."""
+"""Build conversations, runs and indexed transcript entries directly, the way transcripts.store writes them."""
 
 import itertools
 from datetime import UTC, datetime, timedelta
@@ -16,9 +16,9 @@ from pydantic_ai.messages import (
 )
 
 from search_app import index
+from sessions_app.core.rendering import message_role, message_text
+from sessions_app.core.serialization import dump_message, sha256_text
 from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
-from sessions_app.rendering import message_role, message_text
-from sessions_app.serialization import dump_message, sha256_text
 
 _counter = itertools.count(1)
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)

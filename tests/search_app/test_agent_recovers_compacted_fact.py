@@ -1,6 +1,6 @@
 """The capability's reason to exist: after compaction drops a fact from the live context, the agent gets it back.
 
-A real harness scenario (sessions_app.agent_scenarios: a real Agent, FunctionModel, StepPersistence and
+A real harness scenario (sessions_app.demo.scenarios: a real Agent, FunctionModel, StepPersistence and
 SlidingWindowCompaction) lands in Sessiondesk through the lead's ingestion; then a second run, continuing from
 the compacted history, is a real Agent with SessiondeskSearch whose model calls the search tool and answers
 from what it returns. Its own search traffic, ingested afterwards, is not indexed.
@@ -17,9 +17,9 @@ from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersiste
 
 from search_app.agent_tools import InProcessSearchClient, SessiondeskSearch
 from search_app.service import run_search
-from sessions_app.agent_scenarios import run_scenario, store_as_payloads
-from sessions_app.ingestion import ingest_snapshots, parse_snapshot
-from sessions_app.rendering import message_text
+from sessions_app.core.rendering import message_text
+from sessions_app.demo.scenarios import run_scenario, store_as_payloads
+from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

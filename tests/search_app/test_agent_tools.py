@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from search_app.agent_tools import HttpSearchClient, InProcessSearchClient, SessiondeskSearch
-from sessions_app.api_keys import create_api_key
+from sessions_app.tenancy.api_keys import create_api_key
 from tests.search_app.factories import make_conversation_with
 
 # The tools are sync, so pydantic-ai runs them in worker threads: they need committed data.

@@ -11,9 +11,9 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from search_app import index
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.service import run_search
-from sessions_app.ingestion import SnapshotPayload, ingest_snapshots
+from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots
 from sessions_app.models import Conversation, StoredMessage, TranscriptEntry
-from sessions_app.store import delete_conversations
+from sessions_app.transcripts.store import delete_conversations
 from tests.search_app.factories import (
     add_messages,
     assistant,

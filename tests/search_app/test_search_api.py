@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions_app.api_keys import create_api_key
+from sessions_app.tenancy.api_keys import create_api_key
 from tests.search_app.factories import add_messages, make_conversation, make_conversation_with, make_run
 
 pytestmark = pytest.mark.django_db

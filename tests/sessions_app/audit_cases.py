@@ -162,7 +162,7 @@ def ingest(
     tool_effects=(),
 ):
     """Store one snapshot through the real ingestion service (which audits the run) and return the Run."""
-    from sessions_app.ingestion import SnapshotPayload, ingest_snapshots
+    from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots
     from sessions_app.models import Run
 
     payload = SnapshotPayload(

@@ -14,8 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.agent_scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
-from sessions_app.recovery import (
+from sessions_app.core.recovery import (
     RecoveredMessage,
     RunInput,
     message_hash,
@@ -23,6 +22,7 @@ from sessions_app.recovery import (
     transcript_only,
     without_summary_artifacts,
 )
+from sessions_app.demo.scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from sessions_app.api_keys import authenticate
 from sessions_app.models import ApiKey, Membership, Tenant
+from sessions_app.tenancy.api_keys import authenticate
 
 pytestmark = pytest.mark.django_db
 
@@ -68,8 +68,8 @@ def test_add_member_rejects_a_weak_password_and_creates_nobody(tenant):
 
 
 def test_key_and_member_changes_from_the_shell_are_audited(tenant):
-    from sessions_app.api_keys import revoke_api_key
     from sessions_app.models import AuditEvent
+    from sessions_app.tenancy.api_keys import revoke_api_key
 
     call("create_api_key", "--tenant", "acme", "--kind", "server")
     revoke_api_key(ApiKey.objects.get(), actor="ops")

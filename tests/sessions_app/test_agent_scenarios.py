@@ -4,7 +4,8 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, SqliteStepStore
 
-from sessions_app.agent_scenarios import (
+from sessions_app.core.recovery import recover_conversation, transcript_only
+from sessions_app.demo.scenarios import (
     SCENARIO_NAMES,
     demo_payloads,
     generate_conversations,
@@ -14,7 +15,6 @@ from sessions_app.agent_scenarios import (
     runs_from_store,
     store_as_payloads,
 )
-from sessions_app.recovery import recover_conversation, transcript_only
 from tests.sessions_app.recovery_cases import hashes
 
 PAYLOAD_KEYS = {"conversation_id", "run_id", "agent", "parent_run_id", "step", "state", "messages"}

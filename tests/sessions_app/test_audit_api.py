@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.api_keys import create_api_key, revoke_api_key
 from sessions_app.audit import verdict as v
 from sessions_app.audit.digests import prompt_sha256
 from sessions_app.models import AuditEvent, PromptContract, Receipt, RunVerdict, Wait
+from sessions_app.tenancy.api_keys import create_api_key, revoke_api_key
 from tests.sessions_app.audit_cases import (
     ARGUMENT_MARKERS,
     RESULT_MARKERS,

@@ -8,9 +8,9 @@ from django.core.management import CommandError, call_command
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.agent_scenarios import run_scenario, store_as_payloads
-from sessions_app.ingestion import ingest_snapshots, parse_snapshot
-from sessions_app.recovery import message_hash
+from sessions_app.core.recovery import message_hash
+from sessions_app.demo.scenarios import run_scenario, store_as_payloads
+from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ import pytest
 from django.test import override_settings
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.api_keys import create_api_key, revoke_api_key
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
+from sessions_app.tenancy.api_keys import create_api_key, revoke_api_key
 from tests.agents import weather_messages
 from tests.rowcounts import row_counts
 

@@ -3,9 +3,9 @@
 import pytest
 from pydantic_ai_harness.step_persistence import StepPersistence
 
-from sessions_app.api_keys import create_api_key
+from sessions_app.client.step_store import SessiondeskError, SessiondeskStepStore
 from sessions_app.models import Conversation, Run, Snapshot, ToolEffect
-from sessions_app.remote_store import SessiondeskError, SessiondeskStepStore
+from sessions_app.tenancy.api_keys import create_api_key
 from tests.agents import weather_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai_harness.conversation_search import _source as harness_source
 
-from sessions_app.recovery import (
+from sessions_app.core.recovery import (
     SUMMARY_METADATA_KEY,
     is_summary_artifact,
     message_hash,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 def test_importing_recovery_loads_neither_django_nor_the_harness():
     code = (
-        "import sys; import sessions_app.recovery; "
+        "import sys; import sessions_app.core.recovery; "
         "print(sorted(m for m in ('django', 'pydantic_ai_harness') if m in sys.modules))"
     )
     root = Path(__file__).resolve().parents[2]

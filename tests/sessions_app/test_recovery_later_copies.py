@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions_app.recovery import message_hash
+from sessions_app.core.recovery import message_hash
 from tests.sessions_app.recovery_cases import case
 
 

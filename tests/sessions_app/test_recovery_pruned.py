@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from sessions_app.recovery import recover_conversation, transcript_only
+from sessions_app.core.recovery import recover_conversation, transcript_only
 from tests.sessions_app.recovery_cases import case, hashes, last_complete
 
 

@@ -3,7 +3,7 @@
 import pytest
 from pydantic_ai.messages import CompactionPart
 
-from sessions_app.recovery import SUMMARY_METADATA_KEY, is_receipt_part, is_summary_artifact, transcript_only
+from sessions_app.core.recovery import SUMMARY_METADATA_KEY, is_receipt_part, is_summary_artifact, transcript_only
 from tests.sessions_app.recovery_cases import case, hashes, reference_record_length
 
 SCENARIOS = ["summarizing", "summarizing_no_first", "threaded_summarizing"]

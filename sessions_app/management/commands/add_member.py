@@ -10,7 +10,7 @@ from django.db import transaction
 from sessions_app.audit import gates
 from sessions_app.audit.service import record_event
 from sessions_app.models import Membership, Role
-from sessions_app.tenancy import tenant_for_command
+from sessions_app.tenancy.scoping import tenant_for_command
 
 
 class Command(BaseCommand):

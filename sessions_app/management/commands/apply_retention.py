@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.models import Tenant
-from sessions_app.retention import apply_retention
+from sessions_app.transcripts.retention import apply_retention
 
 
 class Command(BaseCommand):

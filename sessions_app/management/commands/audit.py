@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from sessions_app.audit import service
 from sessions_app.audit.inputs import AuditInputError
 from sessions_app.models import Run
-from sessions_app.tenancy import scoped, tenant_for_command
+from sessions_app.tenancy.scoping import scoped, tenant_for_command
 
 
 def _as_text(report: service.AuditReport) -> str:

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from sessions_app.api_keys import create_api_key
-from sessions_app.tenancy import tenant_for_command
+from sessions_app.tenancy.api_keys import create_api_key
+from sessions_app.tenancy.scoping import tenant_for_command
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_app.export import FORMATS, export_conversation
 from sessions_app.models import Conversation
-from sessions_app.tenancy import scoped, tenant_for_command
+from sessions_app.tenancy.scoping import scoped, tenant_for_command
+from sessions_app.transcripts.export import FORMATS, export_conversation
 
 
 class Command(BaseCommand):

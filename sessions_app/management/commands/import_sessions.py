@@ -2,10 +2,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_app.importers import read_import_file
-from sessions_app.ingestion import IngestError, ingest_snapshots
+from sessions_app.ingest.importers import read_import_file
+from sessions_app.ingest.service import IngestError, ingest_snapshots
 from sessions_app.models import Source
-from sessions_app.tenancy import tenant_for_command
+from sessions_app.tenancy.scoping import tenant_for_command
 
 
 class Command(BaseCommand):

@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
 
-from sessions_app.api_keys import create_api_key
-from sessions_app.ingestion import SnapshotPayload, ingest_snapshots, parse_snapshot
+from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots, parse_snapshot
 from sessions_app.models import Membership, Role, Tenant
+from sessions_app.tenancy.api_keys import create_api_key
 
 DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
 DEMO_PASSWORD = "sessiondesk-demo"
@@ -50,7 +50,7 @@ class Command(BaseCommand):
                 return
             raise CommandError("The database already holds tenants; seed_demo only fills an empty one.")
         try:
-            from sessions_app.agent_scenarios import demo_payloads
+            from sessions_app.demo.scenarios import demo_payloads
         except ImportError:
             raise CommandError("seed_demo needs pydantic-ai-harness: pip install 'sessiondesk[harness]'.") from None
         self.stdout.write(f"Recording {conversations} demo conversations with real agents...")
@@ -82,11 +82,11 @@ class Command(BaseCommand):
     def _add_audit_records(self, tenant: Tenant) -> None:
         """Contracts for the agents, outcome receipts for some runs and a human-approval wait, so the demo shows
         every verdict rather than only missing receipts."""
-        from sessions_app.agent_scenarios import ConversationPlan
         from sessions_app.audit.digests import prompt_sha256
         from sessions_app.audit.service import add_receipt, add_wait, set_prompt_contract
+        from sessions_app.demo.scenarios import ConversationPlan
         from sessions_app.models import Run
-        from sessions_app.tenancy import scoped
+        from sessions_app.tenancy.scoping import scoped
 
         prompt_hash = prompt_sha256(ConversationPlan.__dataclass_fields__["system_prompt"].default)
         for agent in ("support_agent", "billing_agent", "ops_agent"):

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from sessions_app.audit import gates, service
 from sessions_app.audit.digests import prompt_sha256
 from sessions_app.audit.inputs import AuditInputError
-from sessions_app.tenancy import tenant_for_command
+from sessions_app.tenancy.scoping import tenant_for_command
 
 
 class Command(BaseCommand):

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sessions_app.agent_scenarios import demo_payloads
-from sessions_app.ingestion import ingest_snapshots, parse_snapshot
+from sessions_app.demo.scenarios import demo_payloads
+from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
 from sessions_app.models import Conversation, Run, TranscriptEntry
 
 pytestmark = [

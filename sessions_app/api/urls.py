@@ -1,0 +1,14 @@
+"""The JSON API under /api/v1/, authenticated by tenant API keys (search's endpoints are in search_app.api_urls)."""
+
+from django.urls import path
+
+from sessions_app.api import audit, snapshots
+
+urlpatterns = [
+    path("snapshots", snapshots.post_snapshot, name="api-snapshots"),
+    path("tool-effects", snapshots.post_tool_effect, name="api-tool-effects"),
+    path("receipts", audit.post_receipt, name="api-receipts"),
+    path("waits", audit.post_wait, name="api-waits"),
+    path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
+    path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
+]

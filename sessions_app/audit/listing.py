@@ -1,0 +1,132 @@
+"""Shaping audit records for the operator pages: repairs across a tenant, the event log, one run's audit.
+
+Verdicts, findings, repairs and events come from sessions_app.audit.service; this module adds only what
+pages need on top (links to runs, keyset cursors, CSV).
+"""
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sessions_app.audit import service
+from sessions_app.audit.service import AuditReport, RepairRow
+from sessions_app.models import Run, Tenant
+from sessions_app.models.audit import AuditEvent, Receipt, Wait
+from sessions_app.tenancy.scoping import scoped
+
+PAGE_SIZE = 50
+
+
+class BadCursor(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class RepairLink:
+    repair: RepairRow
+    run_pk: int | None
+    conversation_pk: int | None
+
+
+def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
+    """The audit's repair list, each row with the ids its links need (one extra query for all rows)."""
+    rows = service.list_repairs(tenant, limit=limit)
+    pks = {
+        run_id: (pk, conversation_pk)
+        for run_id, pk, conversation_pk in scoped(Run, tenant)
+        .filter(run_id__in={row.run_id for row in rows})
+        .values_list("run_id", "pk", "conversation_id")
+    }
+    return [RepairLink(row, *pks.get(row.run_id, (None, None))) for row in rows]
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    event_class: str = ""
+    run_id: str = ""
+    since: datetime | None = None
+
+
+def _before_id(cursor: str | None) -> int | None:
+    if not cursor:
+        return None
+    if not cursor.isdigit():
+        raise BadCursor("That page link is not valid; start again from the first page.")
+    return int(cursor)
+
+
+def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tuple[list[AuditEvent], str | None]:
+    """One page of events, newest first; the cursor is the last row's id (the audit's `before_id`)."""
+    events = service.list_audit_events(
+        tenant,
+        event_classes=[filters.event_class] if filters.event_class else [],
+        run_id=filters.run_id,
+        since=filters.since,
+        before_id=_before_id(cursor),
+        limit=PAGE_SIZE + 1,
+    )
+    if len(events) > PAGE_SIZE:
+        events = events[:PAGE_SIZE]
+        return events, str(events[-1].pk)
+    return events, None
+
+
+CSV_COLUMNS = ("observed_at", "event_class", "conversation_id", "run_id", "tool_call_hash", "actor")
+
+
+def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
+    """Every matching event as CSV, streamed 500 rows at a time (cells that start like a formula are quoted)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    yield buffer.getvalue()
+    before_id = None
+    while True:
+        events = service.list_audit_events(
+            tenant,
+            event_classes=[filters.event_class] if filters.event_class else [],
+            run_id=filters.run_id,
+            since=filters.since,
+            before_id=before_id,
+            limit=500,
+        )
+        if not events:
+            return
+        buffer.seek(0)
+        buffer.truncate()
+        for event in events:
+            writer.writerow([_csv_safe(getattr(event, column)) for column in CSV_COLUMNS])
+        yield buffer.getvalue()
+        before_id = events[-1].pk
+
+
+def _csv_safe(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    text = "" if value is None else str(value)
+    # A spreadsheet would run a cell starting with = + - @ as a formula (CSV injection).
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def event_classes() -> list[str]:
+    from sessions_app.audit import gates
+    return list(gates.EVENT_CLASSES)
+
+
+@dataclass
+class RunAudit:
+    run: Run
+    report: AuditReport
+    receipts: list[Receipt]
+    waits: list[Wait]
+
+
+def run_audit(tenant: Tenant, run: Run) -> RunAudit:
+    return RunAudit(
+        run=run,
+        report=service.audit_report(run),
+        receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
+        waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
+    )

@@ -1,0 +1,167 @@
+"""Dashboard forms: filters read from query strings, and the few forms that change something."""
+
+from datetime import UTC, datetime, time, timedelta
+
+from django import forms
+
+from search_app import redaction
+from sessions_app.audit.listing import EventFilters
+from sessions_app.audit.run_verdicts import verdict_choices
+from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
+from sessions_app.models import Role, RunState, Source
+from sessions_app.models.audit import EventClass, Evidence
+
+
+def _start_of(day) -> datetime | None:
+    return datetime.combine(day, time.min, tzinfo=UTC) if day else None
+
+
+def _end_of(day) -> datetime | None:
+    # An inclusive "until" date: everything before the next midnight.
+    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+
+
+class ConversationFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=4096, label="Text")
+    verdict = forms.ChoiceField(required=False)
+    state = forms.ChoiceField(required=False, label="Run state")
+    agent = forms.CharField(required=False, max_length=200)
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+    has_repairs = forms.BooleanField(required=False, label="Has repairs")
+    sort = forms.ChoiceField(required=False, choices=[(key, sort.label) for key, sort in SORTS.items()])
+    cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+
+    def __init__(self, *args, agents: list[str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["verdict"].choices = [("", "Any verdict")] + [(v, v.title()) for v in verdict_choices()]
+        self.fields["state"].choices = [("", "Any state"), *RunState.choices]
+        self.agents = agents or []
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and since > until:
+            raise forms.ValidationError("'From' must not be after 'Until'.")
+        return data
+
+    def filters(self) -> ConversationFilters:
+        data = self.cleaned_data
+        return ConversationFilters(
+            state=data.get("state") or "",
+            agent=(data.get("agent") or "").strip(),
+            since=_start_of(data.get("since")),
+            until=_end_of(data.get("until")),
+            verdict=data.get("verdict") or "",
+            has_repairs=bool(data.get("has_repairs")),
+        )
+
+    def sort_key(self) -> str:
+        return self.cleaned_data.get("sort") or "recent"
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=4096, label="Search")
+    role = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "Any role"),
+            ("user", "User"),
+            ("assistant", "Assistant"),
+            ("tool_call", "Tool call"),
+            ("tool_result", "Tool result"),
+            ("system", "System"),
+        ],
+    )
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def since_dt(self) -> datetime | None:
+        return _start_of(self.cleaned_data.get("since"))
+
+    def until_dt(self) -> datetime | None:
+        return _end_of(self.cleaned_data.get("until"))
+
+
+class ApiKeyForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=Source.choices, help_text="server: an agent backend; client: anything an end user controls."
+    )
+    label = forms.CharField(required=False, max_length=200)
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class RedactionPatternsForm(forms.Form):
+    patterns = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 60}),
+        help_text="One regular expression per line; matches are masked in transcripts, snippets and exports.",
+    )
+
+    def clean_patterns(self) -> list[str]:
+        lines = [line.strip() for line in self.cleaned_data["patterns"].splitlines() if line.strip()]
+        try:
+            redaction.compile_rules(lines)  # the same compiler masking uses, so what saves also masks
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        return lines
+
+
+class RetentionForm(forms.Form):
+    retention_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=36500,
+        label="Keep conversations for (days)",
+        help_text="Empty keeps everything. Conversations with no activity for longer are deleted by apply_retention.",
+    )
+
+
+class AuditEventFilterForm(forms.Form):
+    event_class = forms.ChoiceField(required=False, label="Class")
+    run_id = forms.CharField(required=False, max_length=200, label="Run id")
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+
+    def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        known = dict(EventClass.choices)
+        self.fields["event_class"].choices = [("", "Any class")] + [
+            (value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])
+        ]
+
+    def filters(self) -> EventFilters:
+        data = self.cleaned_data
+        return EventFilters(
+            event_class=data.get("event_class") or "",
+            run_id=(data.get("run_id") or "").strip(),
+            since=_start_of(data.get("since")),
+        )
+
+
+class ReceiptForm(forms.Form):
+    effect = forms.CharField(max_length=200, help_text="The intended effect, e.g. invoice-email-sent.")
+    evidence = forms.ChoiceField(choices=Evidence.choices)
+    checked_by = forms.CharField(max_length=200, label="Checked by")
+    reference = forms.CharField(
+        required=False, max_length=500, help_text="A reference or digest of the destination, never its contents."
+    )
+
+
+class WaitForm(forms.Form):
+    owner = forms.CharField(max_length=200)
+    decision = forms.CharField(max_length=500, label="Decision needed")
+    deadline = forms.DateTimeField(
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}), help_text="UTC.", label="Deadline"
+    )
+    resume_token = forms.CharField(
+        required=False, max_length=500, help_text="Optional; stored only as a hash.", label="Resume token"
+    )

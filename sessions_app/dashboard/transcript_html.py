@@ -1,0 +1,154 @@
+"""HTML for transcript messages, built in Python from escaped pieces. Pure: MessageView in, markup out.
+
+Why not a template: the Django template engine costs about a millisecond per message here, so a 2,000-message
+transcript took seconds; this renderer does the same markup in tens of microseconds per message. Every piece
+of message text goes through `escape` (never trusted as markup); everything else is our own constant markup.
+The page around the messages stays a template (conversation.html), which includes this output.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+
+from django.utils.safestring import SafeString, mark_safe
+
+from sessions_app.core.transcript_layout import MessageView, PartView
+
+_BADGE_RECOVERED = (
+    '<span class="badge info" title="Compaction removed this from the live history; recovered from an earlier '
+    'snapshot">recovered from compaction</span>'
+)
+_NO_RESULT = (
+    '<div class="repair"><span class="label"><strong>No result recorded</strong></span><p class="small">'
+    "pydantic-ai's history repair would synthesize an \"interrupted\" return here before the next request. "
+    "That does not prove the tool never ran: check the destination before retrying.</p></div>"
+)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    conversation_pk: int
+    highlighted: int | None = None  # the message a search hit points at
+    revealed: int | None = None  # shown unmasked after an audited reveal
+    reveal_csrf_token: str | None = None  # set only for members who may reveal
+    reveal_url: str = ""  # the reveal URL with "{position}" where the message position goes
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def _time(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    if value is None:
+        return ""
+    return f'<time datetime="{_e(value.isoformat())}">{value.strftime(fmt)}</time>'
+
+
+def _short(text: str, length: int) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+def _part(part: PartView, message: MessageView) -> str:
+    if part.kind == "tool_call":
+        call_class = ' class="repair"' if part.dangling else ""
+        call = (
+            f'<div{call_class}><span class="label">Tool call <code>{_e(part.tool_name)}</code></span>'
+            f"<pre>{_e(part.text)}</pre></div>"
+        )
+        if part.result is None:
+            return f'<div class="toolpair">{call}{_NO_RESULT}</div>'
+        result = part.result
+        link = ""
+        if result.position != message.position:
+            link = f' · <a href="#m-{result.position}">#{result.position}</a>'
+        note = ""
+        result_class = ""
+        if result.synthesized:
+            result_class = ' class="repair"'
+            note = ' · <strong>repair: synthesized "interrupted" return</strong> (the tool may or may not have run)'
+        return (
+            f'<div class="toolpair">{call}<div{result_class}><span class="label">Result{link}{note}</span>'
+            f"<pre>{_e(result.text)}</pre></div></div>"
+        )
+    if part.kind == "tool_result":
+        if part.orphan:
+            return (
+                '<div class="part toolpair"><div class="repair"><span class="label"><strong>Repair: orphan '
+                f"result</strong> of <code>{_e(part.tool_name)}</code> (no matching call in this history; "
+                f"pydantic-ai drops it before the next request)</span><pre>{_e(part.text)}</pre></div></div>"
+            )
+        if part.paired_with is None:
+            return (
+                f'<div class="part"><span class="small muted">Result of <code>{_e(part.tool_name)}</code></span>'
+                f"<pre>{_e(part.text)}</pre></div>"
+            )
+        return (
+            f'<p class="small muted">Result of <code>{_e(part.tool_name)}</code> shown beside its call at '
+            f'<a href="#m-{part.paired_with}">#{part.paired_with}</a>.</p>'
+        )
+    if part.kind == "reasoning":
+        return (
+            '<details class="part"><summary class="small muted">Reasoning</summary>'
+            f"<pre>{_e(part.text)}</pre></details>"
+        )
+    if part.kind == "media":
+        return f'<p class="part small muted">{_e(part.text)}</p>'
+    label = f'<span class="small muted">{_e(part.role.capitalize())}</span>' if part.role != message.role else ""
+    return f'<div class="part">{label}<pre>{_e(part.text)}</pre></div>'
+
+
+def _summary_artifact(message: MessageView) -> str:
+    body = "".join(f"<pre>{_e(part.text)}</pre>" for part in message.parts)
+    return (
+        f'<details class="summary-artifact" id="summary-{message.position}"><summary>Summary written by '
+        "compaction (not part of the transcript; replaced earlier messages in the live history)</summary>"
+        f"{body}</details>"
+    )
+
+
+def render_message(message: MessageView, options: RenderOptions) -> str:
+    if message.summary_artifact:
+        return _summary_artifact(message)
+    p = message.position
+    classes = f"msg {_e(message.role)}"
+    if message.only_paired_results:
+        classes += " folded"
+    if p == options.highlighted:
+        classes += " hit"
+    head = [f'<span class="role">{_e(message.role_label)}</span>', f"<span>#{p}</span>"]
+    if message.timestamp:
+        head.append(_time(message.timestamp))
+    head.append(f'<span class="mono" title="{_e(message.run_id)}">{_e(_short(message.run_id, 16))}</span>')
+    if message.recovered_from_compaction:
+        head.append(_BADGE_RECOVERED)
+    head.extend('<span class="badge bad">repair</span>' for _ in message.repairs)
+    if options.revealed == p:
+        head.append('<span class="badge warn">credentials revealed (audited)</span>')
+    head.append(f'<a class="permalink" href="#m-{p}" aria-label="Permalink to message {p}">#</a>')
+    if not message.parts:
+        body = '<p class="small muted">(empty message: it has no parts)</p>'
+    elif message.only_paired_results:
+        links = "".join(f' (<a href="#m-{part.paired_with}">#{part.paired_with}</a>)' for part in message.parts)
+        plural = "s" if len(message.parts) > 1 else ""
+        calls = "their calls" if plural else "its call"
+        body = f'<p class="small muted">Tool result{plural} shown beside {calls}{links}.</p>'
+    else:
+        body = "".join(_part(part, message) for part in message.parts)
+    reveal = ""
+    if options.reveal_csrf_token and message.masked and not message.only_paired_results and options.revealed != p:
+        action = _e(options.reveal_url.replace("{position}", str(p)))
+        reveal = (
+            f'<form method="post" action="{action}" class="small" hx-post="{action}" hx-target="#m-{p}" '
+            f'hx-swap="outerHTML"><input type="hidden" name="csrfmiddlewaretoken" '
+            f'value="{_e(options.reveal_csrf_token)}"><button type="submit" class="secondary small" '
+            'title="Shows this message unmasked and records an audit event">Reveal credentials</button></form>'
+        )
+    return (
+        f'<article class="{classes}" id="m-{p}" data-nav-item tabindex="-1" aria-label="Message {p}, '
+        f'{_e(message.role_label)}"><div class="msg-head">{"".join(head)}</div>{body}{reveal}</article>'
+    )
+
+
+def render_messages(messages: list[MessageView], options: RenderOptions) -> SafeString:
+    """The messages as one block of HTML; safe because every message-derived piece was escaped above."""
+    return mark_safe("\n".join(render_message(message, options) for message in messages))  # noqa: S308

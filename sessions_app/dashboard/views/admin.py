@@ -1,0 +1,145 @@
+"""Tenant admin pages: members and roles, API keys (shown once), redaction patterns, retention."""
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from sessions_app.dashboard.forms import ApiKeyForm, MemberForm, RedactionPatternsForm, RetentionForm, RoleForm
+from sessions_app.models import ApiKey, Membership, Role
+from sessions_app.tenancy import administration as tenant_admin
+from sessions_app.tenancy import api_keys as api_key_service
+from sessions_app.tenancy.permissions import (
+    Action,
+    MemberRequest,
+    get_api_key_for_member,
+    get_membership_for_member,
+    member_view,
+)
+from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts import retention as retention_service
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(Action.MANAGE_MEMBERS)
+def members(request: MemberRequest) -> HttpResponse:
+    form = MemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            tenant_admin.add_member(
+                request.tenant, form.cleaned_data["username"], form.cleaned_data["role"], actor=request.user
+            )
+        except tenant_admin.AdminError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Added {form.cleaned_data['username']}.")
+            return redirect("members")
+    rows = scoped(Membership, request.tenant).select_related("user").order_by("user__username")
+    return render(
+        request,
+        "admin_members.html",
+        {"section": "admin", "tab": "members", "form": form, "rows": rows, "roles": Role.choices},
+        status=400 if form.errors else 200,
+    )
+
+
+@require_POST
+@member_view(Action.MANAGE_MEMBERS)
+def change_role(request: MemberRequest, pk: int) -> HttpResponse:
+    membership = get_membership_for_member(request, pk)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a role: support, operator or admin.")
+        return redirect("members")
+    try:
+        tenant_admin.change_role(membership, form.cleaned_data["role"], actor=request.user)
+    except tenant_admin.AdminError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"{membership.user.get_username()} is now {membership.role}.")
+    return redirect("members")
+
+
+@require_POST
+@member_view(Action.MANAGE_MEMBERS)
+def remove_member(request: MemberRequest, pk: int) -> HttpResponse:
+    membership = get_membership_for_member(request, pk)
+    try:
+        tenant_admin.remove_member(membership, actor=request.user)
+    except tenant_admin.AdminError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Removed {membership.user.get_username()}.")
+    return redirect("members")
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(Action.MANAGE_API_KEYS)
+def api_keys(request: MemberRequest) -> HttpResponse:
+    form = ApiKeyForm(request.POST or None)
+    raw_key = None
+    created = None
+    if request.method == "POST" and form.is_valid():
+        created, raw_key = api_key_service.create_api_key(
+            request.tenant, form.cleaned_data["kind"], form.cleaned_data["label"], actor=request.user.get_username()
+        )
+        form = ApiKeyForm()
+    keys = scoped(ApiKey, request.tenant).order_by("-created_at", "-pk")
+    response = render(
+        request,
+        "admin_api_keys.html",
+        {"section": "admin", "tab": "keys", "form": form, "keys": keys, "raw_key": raw_key, "created": created},
+        status=400 if form.errors else 200,
+    )
+    # The raw key is in this one response only: keep it out of every cache.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+@member_view(Action.MANAGE_API_KEYS)
+def revoke_key(request: MemberRequest, pk: int) -> HttpResponse:
+    key = get_api_key_for_member(request, pk)
+    if key.revoked_at is None:
+        api_key_service.revoke_api_key(key, actor=request.user.get_username())
+        messages.success(request, f"Revoked key {key.prefix}…; requests with it now get 401.")
+    return redirect("api-keys")
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(Action.MANAGE_REDACTION)
+def redaction(request: MemberRequest) -> HttpResponse:
+    initial = {"patterns": "\n".join(request.tenant.redaction_patterns or [])}
+    form = RedactionPatternsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        tenant_admin.set_redaction_patterns(request.tenant, form.cleaned_data["patterns"], actor=request.user)
+        messages.success(request, "Redaction patterns saved.")
+        return redirect("redaction")
+    return render(
+        request,
+        "admin_redaction.html",
+        {"section": "admin", "tab": "redaction", "form": form},
+        status=400 if form.errors else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(Action.MANAGE_RETENTION)
+def retention(request: MemberRequest) -> HttpResponse:
+    form = RetentionForm(request.POST or None, initial={"retention_days": request.tenant.retention_days})
+    if request.method == "POST" and form.is_valid():
+        tenant_admin.set_retention(request.tenant, form.cleaned_data["retention_days"], actor=request.user)
+        if request.POST.get("apply_now"):
+            result = retention_service.apply_retention(request.tenant)
+            messages.success(request, f"Retention saved; {result.deleted} conversation(s) deleted.")
+        else:
+            messages.success(request, "Retention saved.")
+        return redirect("retention")
+    preview = retention_service.expired_conversations(request.tenant).count() if request.tenant.retention_days else 0
+    return render(
+        request,
+        "admin_retention.html",
+        {"section": "admin", "tab": "retention", "form": form, "expired_count": preview},
+        status=400 if form.errors else 200,
+    )
+

@@ -1,0 +1,67 @@
+"""Operator pages over the replay audit: repairs across the tenant, the audit event log (and CSV), one run."""
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from sessions_app.audit import listing as audit_listing
+from sessions_app.dashboard.forms import AuditEventFilterForm
+from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
+
+
+@require_GET
+@member_view(Action.VIEW_REPAIRS)
+def repairs(request: MemberRequest) -> HttpResponse:
+    return render(
+        request, "repairs.html", {"section": "repairs", "rows": audit_listing.repair_rows(request.tenant)}
+    )
+
+
+def _event_form(request: MemberRequest) -> AuditEventFilterForm:
+    return AuditEventFilterForm(request.GET, classes=audit_listing.event_classes())
+
+
+@require_GET
+@member_view(Action.VIEW_AUDIT)
+def audit_events(request: MemberRequest) -> HttpResponse:
+    form = _event_form(request)
+    context: dict = {"section": "audit", "form": form, "events": [], "next_cursor": None}
+    if not form.is_valid():
+        return render(request, "audit_events.html", context, status=400)
+    try:
+        events, next_cursor = audit_listing.event_page(
+            request.tenant, form.filters(), form.cleaned_data.get("cursor") or None
+        )
+    except audit_listing.BadCursor as error:
+        context["error"] = str(error)
+        return render(request, "audit_events.html", context, status=400)
+    params = request.GET.copy()
+    params.pop("cursor", None)
+    context.update(events=events, next_cursor=next_cursor, query_without_cursor=params.urlencode())
+    if request.htmx and form.cleaned_data.get("cursor"):
+        return render(request, "audit_events.html#event-rows", context)
+    return render(request, "audit_events.html", context)
+
+
+@require_GET
+@member_view(Action.VIEW_AUDIT)
+def audit_events_csv(request: MemberRequest) -> HttpResponse:
+    form = _event_form(request)
+    if not form.is_valid():
+        return HttpResponse("Invalid filter: " + form.errors.as_text(), status=400, content_type="text/plain")
+    response = StreamingHttpResponse(
+        audit_listing.events_csv(request.tenant, form.filters()), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="audit-events-{request.tenant.slug}.csv"'
+    return response
+
+
+@require_GET
+@member_view(Action.VIEW_AUDIT)
+def run_audit(request: MemberRequest, pk: int) -> HttpResponse:
+    run = get_run_for_member(request, pk)
+    return render(
+        request,
+        "run_audit.html",
+        {"section": "audit", "audit": audit_listing.run_audit(request.tenant, run), "run": run},
+    )

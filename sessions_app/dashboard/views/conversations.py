@@ -1,0 +1,130 @@
+"""The conversation list and one conversation's runs and recovered transcript."""
+
+from django.http import Http404, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from sessions_app.audit import run_verdicts
+from sessions_app.audit.records import record_reveal
+from sessions_app.dashboard import conversation_list
+from sessions_app.dashboard.forms import ConversationFilterForm
+from sessions_app.dashboard.search_access import ranked_conversation_ids
+from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
+from sessions_app.tenancy.permissions import Action, MemberRequest, get_conversation_for_member, member_view
+from sessions_app.transcripts.masking import masker_for
+from sessions_app.transcripts.reading import read_window, runs_of, window_start_for
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def conversation_list_page(request: MemberRequest) -> HttpResponse:
+    form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
+    context: dict = {"section": "conversations", "form": form}
+    if not form.is_valid():
+        context.update(rows=[], next_cursor=None, error=" ".join(e for errs in form.errors.values() for e in errs))
+        return render(request, "conversations.html", context, status=400)
+    filters = form.filters()
+    sort = conversation_list.SORTS[form.sort_key()]
+    search_notice = ""
+    query = form.cleaned_data.get("q", "").strip()
+    if query:
+        # Free text is a ranked search; the list then shows its conversations in rank order, no further pages.
+        found = ranked_conversation_ids(request.tenant, query)
+        search_notice = found.notice
+        filters = conversation_list.ConversationFilters(**{**filters.__dict__, "conversation_ids": found.ids})
+        qs = conversation_list.filtered_conversations(request.tenant, filters)
+        by_pk = {c.pk: c for c in qs}
+        page = conversation_list.Page([by_pk[pk] for pk in found.ids if pk in by_pk], None)
+    else:
+        qs = conversation_list.filtered_conversations(request.tenant, filters)
+        try:
+            page = conversation_list.page_after(qs, sort, form.cleaned_data.get("cursor") or None)
+        except conversation_list.BadCursor as error:
+            context.update(rows=[], next_cursor=None, error=str(error))
+            return render(request, "conversations.html", context, status=400)
+    params = request.GET.copy()
+    params.pop("cursor", None)
+    context.update(
+        rows=conversation_list.describe(request.tenant, page.conversations),
+        next_cursor=page.next_cursor,
+        query_without_cursor=params.urlencode(),
+        search_notice=search_notice,
+        first_page=not form.cleaned_data.get("cursor"),
+    )
+    if request.htmx and not request.htmx.boosted:
+        # The infinite-scroll request asks for more rows; a filter change replaces the whole result region.
+        partial = "rows" if form.cleaned_data.get("cursor") else "results"
+        return render(request, f"conversations.html#{partial}", context)
+    return render(request, "conversations.html", context)
+
+
+def _int_param(request: MemberRequest, name: str) -> int | None:
+    try:
+        return int(request.GET.get(name, ""))
+    except ValueError:
+        return None
+
+
+def _render_options(request: MemberRequest, conversation_pk: int, at: int | None, revealed: int | None):
+    may_reveal = Action.REVEAL_CREDENTIALS in request.grants
+    # reverse() once per page, not once per message; the position goes where the placeholder is.
+    placeholder = 987654321
+    reveal_url = reverse("reveal-message", args=[conversation_pk, placeholder]).replace(str(placeholder), "{position}")
+    return RenderOptions(
+        conversation_pk=conversation_pk,
+        highlighted=at,
+        revealed=revealed,
+        reveal_csrf_token=get_token(request) if may_reveal else None,
+        reveal_url=reveal_url,
+    )
+
+
+def _conversation_context(
+    request: MemberRequest,
+    pk: int,
+    *,
+    at: int | None,
+    start: int | None,
+    unmasked: frozenset[int] = frozenset(),
+) -> dict:
+    conversation = get_conversation_for_member(request, pk)
+    start = window_start_for(start if start is not None else at)
+    runs = runs_of(conversation)
+    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
+    window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)
+    revealed = next(iter(unmasked), None)
+    return {
+        "rendered_messages": render_messages(window.messages, _render_options(request, conversation.pk, at, revealed)),
+        "section": "conversations",
+        "conversation": conversation,
+        "runs": [(run, verdicts.get(run.pk, "")) for run in runs],
+        "window": window,
+        "at": at,
+    }
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def conversation_page(request: MemberRequest, pk: int) -> HttpResponse:
+    start = _int_param(request, "start")
+    context = _conversation_context(request, pk, at=_int_param(request, "at"), start=start)
+    if request.htmx and start is not None:
+        return render(request, "conversation.html#messages", context)
+    return render(request, "conversation.html", context)
+
+
+@require_POST
+@member_view(Action.REVEAL_CREDENTIALS)
+def reveal_message(request: MemberRequest, pk: int, position: int) -> HttpResponse:
+    """An admin shows one message without masking; the reveal is recorded as an audit event."""
+    context = _conversation_context(request, pk, at=position, start=None, unmasked=frozenset({position}))
+    shown = [m for m in context["window"].messages if m.position == position and not m.summary_artifact]
+    if not shown:
+        raise Http404("No message at that position.")
+    record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
+    if request.htmx:
+        options = _render_options(request, pk, position, position)
+        return HttpResponse(render_messages(shown, options))
+    return render(request, "conversation.html", context)

@@ -1,0 +1,96 @@
+"""Outcome receipts and wait records of a run: the list, and adding one (operators)."""
+
+from datetime import UTC
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from sessions_app.audit import listing as audit_listing
+from sessions_app.audit import service as audit_service
+from sessions_app.audit.inputs import AuditInputError
+from sessions_app.dashboard.forms import ReceiptForm, WaitForm
+from sessions_app.models import Run
+from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
+
+
+def _page(
+    request: MemberRequest,
+    run: Run,
+    receipt_form: ReceiptForm,
+    wait_form: WaitForm,
+    status: int = 200,
+    resume_token: str | None = None,
+) -> HttpResponse:
+    return render(
+        request,
+        "receipts.html",
+        {
+            "section": "conversations",
+            "run": run,
+            "audit": audit_listing.run_audit(request.tenant, run),
+            "receipt_form": receipt_form,
+            "wait_form": wait_form,
+            "resume_token": resume_token,
+        },
+        status=status,
+    )
+
+
+@require_GET
+@member_view(Action.VIEW_RECEIPTS)
+def receipts_and_waits(request: MemberRequest, pk: int) -> HttpResponse:
+    run = get_run_for_member(request, pk)
+    return _page(request, run, ReceiptForm(), WaitForm())
+
+
+@require_POST
+@member_view(Action.ADD_RECEIPTS)
+def add_receipt(request: MemberRequest, pk: int) -> HttpResponse:
+    run = get_run_for_member(request, pk)
+    form = ReceiptForm(request.POST)
+    if form.is_valid():
+        try:
+            audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
+        except AuditInputError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, "Receipt recorded; the run was re-audited.")
+            return redirect("receipts", pk=run.pk)
+    return _page(request, run, form, WaitForm(), status=400)
+
+
+@require_POST
+@member_view(Action.ADD_RECEIPTS)
+def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
+    run = get_run_for_member(request, pk)
+    form = WaitForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        deadline = data["deadline"]
+        if timezone.is_naive(deadline):
+            deadline = timezone.make_aware(deadline, UTC)
+        try:
+            _, generated_token, _ = audit_service.add_wait(
+                request.tenant,
+                {
+                    "run_id": run.run_id,
+                    "owner": data["owner"],
+                    "decision": data["decision"],
+                    "deadline": deadline.isoformat(),
+                    "resume_token": data["resume_token"] or None,
+                },
+            )
+        except AuditInputError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, "Wait recorded; the run was re-audited.")
+            if generated_token:
+                # Shown once on this response, never stored in clear: no redirect that would lose it.
+                response = _page(request, run, ReceiptForm(), WaitForm(), resume_token=generated_token)
+                response["Cache-Control"] = "no-store"
+                return response
+            return redirect("receipts", pk=run.pk)
+    return _page(request, run, ReceiptForm(), form, status=400)

@@ -1,0 +1,33 @@
+"""Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from sessions_app.dashboard import search_access
+from sessions_app.dashboard.forms import SearchForm
+from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
+
+
+@require_GET
+@member_view(Action.SEARCH)
+def search_page(request: MemberRequest) -> HttpResponse:
+    form = SearchForm(request.GET)
+    context: dict = {"section": "search", "form": form, "outcome": None}
+    status = 200
+    if form.is_valid() and form.cleaned_data["q"].strip():
+        context["outcome"] = search_access.search_grouped(
+            request.tenant,
+            form.cleaned_data["q"],
+            role=form.cleaned_data.get("role") or "",
+            since=form.since_dt(),
+            until=form.until_dt(),
+            typing=bool(request.htmx),
+        )
+        if context["outcome"].error:
+            status = 400
+    elif not form.is_valid():
+        status = 400
+    if request.htmx and not request.htmx.boosted:
+        return render(request, "search.html#results", context, status=status)
+    return render(request, "search.html", context, status=status)

@@ -1,0 +1,68 @@
+"""Tenant administration use cases: members and roles, redaction patterns, retention. Each one is audited."""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from sessions_app.audit import records as audit_records
+from sessions_app.audit.records import record
+from sessions_app.models import Membership, Role, Tenant
+
+
+class AdminError(ValueError):
+    """A change we refuse, with a message that says why."""
+
+
+def _admin_count(tenant: Tenant) -> int:
+    return Membership.objects.filter(tenant=tenant, role=Role.ADMIN).count()
+
+
+def add_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership:
+    if role not in Role.values:
+        raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
+    user = get_user_model().objects.filter(username=username.strip()).first()
+    if user is None:
+        raise AdminError(
+            f"No user named {username.strip()!r}. Create it first: python manage.py add_member "
+            f"--tenant {tenant.slug} --user NAME --role {role}."
+        )
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(tenant=tenant, user=user, defaults={"role": role})
+        if not created:
+            raise AdminError(f"{user.get_username()} is already a member ({membership.role}).")
+        record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
+    return membership
+
+
+def change_role(membership: Membership, role: str, *, actor) -> Membership:
+    if role not in Role.values:
+        raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
+    with transaction.atomic():
+        if membership.role == Role.ADMIN and role != Role.ADMIN and _admin_count(membership.tenant) <= 1:
+            raise AdminError("A tenant needs at least one admin; make someone else admin first.")
+        membership.role = role
+        membership.save(update_fields=["role"])
+        record(membership.tenant, audit_records.MEMBER_CHANGED, actor=actor)
+    return membership
+
+
+def remove_member(membership: Membership, *, actor) -> None:
+    with transaction.atomic():
+        if membership.role == Role.ADMIN and _admin_count(membership.tenant) <= 1:
+            raise AdminError("A tenant needs at least one admin; make someone else admin first.")
+        membership.delete()
+        record(membership.tenant, audit_records.MEMBER_CHANGED, actor=actor)
+
+
+def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> None:
+    with transaction.atomic():
+        tenant.redaction_patterns = patterns
+        tenant.save(update_fields=["redaction_patterns"])
+        # The patterns may describe secrets' shapes: the event records that they changed, not what they are.
+        record(tenant, audit_records.REDACTION_CHANGED, actor=actor)
+
+
+def set_retention(tenant: Tenant, days: int | None, *, actor) -> None:
+    with transaction.atomic():
+        tenant.retention_days = days
+        tenant.save(update_fields=["retention_days"])
+        record(tenant, audit_records.RETENTION_CHANGED, actor=actor)

@@ -1,0 +1,184 @@
+"""Who may do what, in which tenant: the one module every dashboard view goes through.
+
+Roles rank support < operator < admin per tenant membership (SPEC section 4). The current tenant is kept in
+the session and can be switched among the user's memberships. Objects are fetched through the
+`get_<thing>_for_member` family on top of `sessions_app.tenancy.scoping`, so another tenant's object answers 404
+exactly like one that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from functools import wraps
+from typing import TYPE_CHECKING, Concatenate, ParamSpec
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django_htmx.http import HttpResponseClientRedirect
+
+from sessions_app.models import ApiKey, Conversation, Membership, Role, Run, Tenant
+from sessions_app.tenancy.scoping import get_scoped_or_404
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django_htmx.middleware import HtmxDetails
+
+SESSION_TENANT_KEY = "sessiondesk_tenant_id"
+
+ROLE_RANK: dict[str, int] = {Role.SUPPORT: 1, Role.OPERATOR: 2, Role.ADMIN: 3}
+
+
+class Action(StrEnum):
+    """Everything the dashboard lets a member do; each maps to the lowest role allowed to do it."""
+
+    READ_CONVERSATIONS = "read_conversations"
+    SEARCH = "search"
+    VIEW_AUDIT = "view_audit"
+    VIEW_REPAIRS = "view_repairs"
+    VIEW_SNAPSHOTS = "view_snapshots"
+    VIEW_RECEIPTS = "view_receipts"
+    ADD_RECEIPTS = "add_receipts"
+    REAUDIT = "reaudit"
+    REINDEX = "reindex"
+    EXPORT = "export"
+    REVEAL_CREDENTIALS = "reveal_credentials"
+    MANAGE_MEMBERS = "manage_members"
+    MANAGE_API_KEYS = "manage_api_keys"
+    MANAGE_REDACTION = "manage_redaction"
+    MANAGE_RETENTION = "manage_retention"
+
+
+MINIMUM_ROLE: dict[Action, str] = {
+    Action.READ_CONVERSATIONS: Role.SUPPORT,
+    Action.SEARCH: Role.SUPPORT,
+    Action.VIEW_AUDIT: Role.OPERATOR,
+    Action.VIEW_REPAIRS: Role.OPERATOR,
+    Action.VIEW_SNAPSHOTS: Role.OPERATOR,
+    Action.VIEW_RECEIPTS: Role.OPERATOR,
+    Action.ADD_RECEIPTS: Role.OPERATOR,
+    Action.REAUDIT: Role.OPERATOR,
+    Action.REINDEX: Role.OPERATOR,
+    Action.EXPORT: Role.ADMIN,
+    Action.REVEAL_CREDENTIALS: Role.ADMIN,
+    Action.MANAGE_MEMBERS: Role.ADMIN,
+    Action.MANAGE_API_KEYS: Role.ADMIN,
+    Action.MANAGE_REDACTION: Role.ADMIN,
+    Action.MANAGE_RETENTION: Role.ADMIN,
+}
+
+
+def role_allows(role: str, action: Action) -> bool:
+    """Pure: whether `role` may perform `action` (unknown roles may do nothing)."""
+    return ROLE_RANK.get(role, 0) >= ROLE_RANK[MINIMUM_ROLE[action]]
+
+
+class Grants:
+    """What the current member may do, readable in templates as `request.grants.export`."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        for action in Action:
+            setattr(self, action.value, role_allows(role, action))
+
+    def __contains__(self, action: Action) -> bool:
+        return role_allows(self.role, action)
+
+
+class MemberRequest(HttpRequest):
+    """A request that passed `member_view`: a logged-in member of `tenant` (declared for type checkers)."""
+
+    user: User
+    tenant: Tenant
+    membership: Membership
+    memberships: list[Membership]
+    grants: Grants
+    htmx: HtmxDetails
+
+
+def choose_membership(memberships: list[Membership], wanted_tenant_id: int | None) -> Membership | None:
+    """Pure: the membership for the tenant kept in the session, else the first one by tenant name."""
+    for membership in memberships:
+        if membership.tenant_id == wanted_tenant_id:
+            return membership
+    return memberships[0] if memberships else None
+
+
+def memberships_of(user) -> list[Membership]:
+    return list(Membership.objects.filter(user=user).select_related("tenant").order_by("tenant__name", "tenant_id"))
+
+
+def switch_tenant(request: HttpRequest, tenant_slug: str) -> Membership | None:
+    """Make `tenant_slug` the current tenant if the user belongs to it; None (nothing changes) otherwise."""
+    membership = (
+        Membership.objects.filter(user=request.user, tenant__slug=tenant_slug).select_related("tenant").first()
+    )
+    if membership is not None:
+        request.session[SESSION_TENANT_KEY] = membership.tenant_id
+    return membership
+
+
+P = ParamSpec("P")
+MemberView = Callable[Concatenate[MemberRequest, P], HttpResponse]
+
+
+def _login_redirect(request: HttpRequest) -> HttpResponse:
+    if getattr(request, "htmx", False):
+        # An expired session during an HTMX swap: send the whole page to the login form, not a fragment.
+        return HttpResponseClientRedirect(f"/login?next={request.htmx.current_url_abs_path or '/'}")
+    return redirect_to_login(request.get_full_path())
+
+
+def member_view(action: Action) -> Callable[[MemberView[P]], Callable[Concatenate[HttpRequest, P], HttpResponse]]:
+    """Decorate a view that needs a logged-in member allowed to do `action` in the current tenant.
+
+    Sets request.tenant, request.membership, request.memberships and request.grants. A user who belongs to no
+    tenant, or whose role is too low, gets 403; objects are then fetched with `get_<thing>_for_member`.
+    """
+
+    def decorate(view: MemberView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return _login_redirect(request)
+            memberships = memberships_of(request.user)
+            membership = choose_membership(memberships, request.session.get(SESSION_TENANT_KEY))
+            if membership is None:
+                raise PermissionDenied("You are not a member of any tenant yet; ask a tenant admin to add you.")
+            if request.session.get(SESSION_TENANT_KEY) != membership.tenant_id:
+                request.session[SESSION_TENANT_KEY] = membership.tenant_id
+            request.tenant = membership.tenant  # type: ignore[attr-defined]
+            request.membership = membership  # type: ignore[attr-defined]
+            request.memberships = memberships  # type: ignore[attr-defined]
+            request.grants = Grants(membership.role)  # type: ignore[attr-defined]
+            if not role_allows(membership.role, action):
+                raise PermissionDenied(f"Your role ({membership.role}) does not allow this page.")
+            return view(request, *args, **kwargs)  # type: ignore[arg-type]
+
+        wrapped.required_action = action  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorate
+
+
+def require(request: MemberRequest, action: Action) -> None:
+    """Stop with 403 when the member may not do `action` (for actions inside a page that others may read)."""
+    if not role_allows(request.membership.role, action):
+        raise PermissionDenied(f"Your role ({request.membership.role}) does not allow this.")
+
+
+def get_conversation_for_member(request: MemberRequest, pk: int) -> Conversation:
+    return get_scoped_or_404(Conversation, request.tenant, pk=pk)
+
+
+def get_run_for_member(request: MemberRequest, pk: int) -> Run:
+    return get_scoped_or_404(Run, request.tenant, pk=pk)
+
+
+def get_membership_for_member(request: MemberRequest, pk: int) -> Membership:
+    return get_scoped_or_404(Membership, request.tenant, pk=pk)
+
+
+def get_api_key_for_member(request: MemberRequest, pk: int) -> ApiKey:
+    return get_scoped_or_404(ApiKey, request.tenant, pk=pk)

@@ -1,0 +1,101 @@
+"""Reading one window of a conversation's recovered transcript for display (ORM edge of transcript_layout)."""
+
+from dataclasses import dataclass
+
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from sessions_app.core.serialization import join_messages
+from sessions_app.core.transcript_layout import EntryInput, Mask, MessageView, lay_out
+from sessions_app.models import Conversation, Run, TranscriptEntry
+from sessions_app.tenancy.scoping import scoped
+
+WINDOW = 1000
+# Messages read beyond each edge of a window so a call and its result on either side of the edge still pair.
+PAIRING_MARGIN = 50
+
+
+@dataclass
+class TranscriptWindow:
+    messages: list[MessageView]
+    start: int
+    end: int  # exclusive
+    total: int
+
+    @property
+    def has_earlier(self) -> bool:
+        return self.start > 0
+
+    @property
+    def previous_start(self) -> int:
+        return max(0, self.start - (self.end - self.start if self.has_later else WINDOW))
+
+    @property
+    def has_later(self) -> bool:
+        return self.end < self.total
+
+
+def window_start_for(position: int | None, window: int | None = None) -> int:
+    """The start of the window that holds `position` (windows are aligned so permalinks are stable)."""
+    window = window or WINDOW
+    if position is None or position < 0:
+        return 0
+    return (position // window) * window
+
+
+def read_window(
+    conversation: Conversation,
+    start: int,
+    *,
+    mask: Mask,
+    unmasked_positions: frozenset[int] = frozenset(),
+    window: int | None = None,
+) -> TranscriptWindow:
+    """Messages at positions [start, start + window) laid out for reading, credentials masked."""
+    window = window or WINDOW
+    tenant = conversation.tenant
+    rows = list(
+        scoped(TranscriptEntry, tenant)
+        .filter(
+            conversation=conversation,
+            position__gte=max(0, start - PAIRING_MARGIN),
+            position__lt=start + window + PAIRING_MARGIN,
+        )
+        .order_by("position", "-summary_artifact", "pk")
+        .values_list(
+            "position",
+            "role",
+            "run__run_id",
+            "timestamp",
+            "recovered_from_compaction",
+            "summary_artifact",
+            "message__data",
+        )
+    )
+    # One validation of a JSON list is much cheaper than one per message.
+    messages = ModelMessagesTypeAdapter.validate_json(join_messages(row[-1] for row in rows)) if rows else []
+    entries = [
+        EntryInput(
+            position=position,
+            role=role,
+            message=message,
+            run_id=run_id,
+            timestamp=timestamp,
+            recovered_from_compaction=recovered,
+            summary_artifact=summary,
+        )
+        for (position, role, run_id, timestamp, recovered, summary, _), message in zip(rows, messages, strict=True)
+    ]
+    total = conversation.message_count
+    if not total:
+        total = scoped(TranscriptEntry, tenant).filter(conversation=conversation, summary_artifact=False).count()
+    laid_out = lay_out(entries, mask=mask, unmasked_positions=unmasked_positions)
+    return TranscriptWindow(
+        messages=[m for m in laid_out if start <= m.position < start + window],
+        start=start,
+        end=min(start + window, total),
+        total=total,
+    )
+
+
+def runs_of(conversation: Conversation) -> list[Run]:
+    return list(scoped(Run, conversation.tenant).filter(conversation=conversation).order_by("started_at", "pk"))

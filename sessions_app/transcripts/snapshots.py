@@ -1,0 +1,42 @@
+"""Reading a run's snapshots for the snapshot pages (ORM edge of snapshot_diff)."""
+
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from sessions_app.core.recovery import is_summary_artifact
+from sessions_app.core.rendering import message_role, message_text
+from sessions_app.core.serialization import join_messages
+from sessions_app.core.snapshot_diff import DiffMessage, SnapshotDiff, diff_snapshots
+from sessions_app.core.transcript_layout import Mask
+from sessions_app.models import Run, Snapshot, SnapshotMessage
+from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
+
+
+def snapshots_of(run: Run) -> list[Snapshot]:
+    return list(scoped(Snapshot, run.tenant).filter(run=run).order_by("seq"))
+
+
+def _messages(snapshot: Snapshot, mask: Mask) -> list[DiffMessage]:
+    rows = list(
+        SnapshotMessage.objects.filter(snapshot=snapshot)
+        .order_by("position")
+        .values_list("position", "message__content_hash", "message__data")
+    )
+    parsed = ModelMessagesTypeAdapter.validate_json(join_messages(r[2] for r in rows)) if rows else []
+    return [
+        DiffMessage(
+            position=position,
+            content_hash=content_hash,
+            role=message_role(message),
+            text=mask(message_text(message)),
+            summary=is_summary_artifact(message),
+        )
+        for (position, content_hash, _), message in zip(rows, parsed, strict=True)
+    ]
+
+
+def diff_with_previous(run: Run, seq: int, mask: Mask) -> tuple[Snapshot, Snapshot | None, SnapshotDiff]:
+    """Snapshot `seq` of `run` against the one written just before it (the first is diffed against nothing)."""
+    snapshot = get_scoped_or_404(Snapshot, run.tenant, run=run, seq=seq)
+    previous = scoped(Snapshot, run.tenant).filter(run=run, seq__lt=seq).order_by("-seq").first()
+    before = _messages(previous, mask) if previous else []
+    return snapshot, previous, diff_snapshots(before, _messages(snapshot, mask))
