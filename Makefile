@@ -61,4 +61,4 @@ bench: install
 
 # PNGs of each main view for the README, taken by the browser tests (needs /usr/bin/chromium).
 screenshots: install
-	SESSIONDESK_SCREENSHOTS=docs/screenshots env -u DATABASE_URL $(VPY) -m pytest -m browser tests/dashboard/browser
+	SESSIONDESK_SCREENSHOTS=docs/screenshots env -u DATABASE_URL $(VPY) -m pytest -m browser tests/sessions_app/dashboard/browser

@@ -81,7 +81,8 @@ def main() -> None:
     setup(args.database_url)
 
     from sessions_app.audit import gates, service
-    from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots
+    from sessions_app.ingest.payloads import SnapshotPayload
+    from sessions_app.ingest.service import ingest_snapshots
     from sessions_app.models import Run, Tenant
 
     tenant = Tenant.objects.create(slug="bench", name="Bench")

@@ -160,7 +160,8 @@ def long_conversation_messages(count: int) -> list:
 def build_transcript(count: int) -> float:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
+    from sessions_app.ingest.payloads import parse_snapshot
+    from sessions_app.ingest.service import ingest_snapshots
     from sessions_app.models import Tenant
 
     started = time.perf_counter()

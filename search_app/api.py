@@ -10,7 +10,8 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
-from search_app.service import NotFound, SearchError, read_context, run_search
+from search_app.errors import NotFound, SearchError
+from search_app.service import read_context, run_search
 from sessions_app.api.auth import api_error, api_key_required
 
 API_SCOPES = ("conversation", "run", "tenant")

@@ -19,6 +19,7 @@ from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, scope_sql
 from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
+from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.query import ParsedQuery, QueryError, parse_query
@@ -33,20 +34,6 @@ MAX_RESPONSE_BYTES = 32 * 1024
 MAX_CONTEXT_SIDE = 25
 MAX_CONTEXT_MESSAGE_CHARS = 4000
 SCOPES = ("conversation", "run", "tenant", "tenants")
-
-NEEDS_CONVERSATION = (
-    "Conversation-scoped search needs a conversation id, and none was given, so nothing was searched. "
-    "Pass the conversation id (an agent run's `conversation_id`), or ask for a wider scope you are allowed to see."
-)
-NEEDS_RUN = "Run-scoped search needs a run id, and none was given, so nothing was searched."
-
-
-class SearchError(ValueError):
-    """Bad input to a search or a context read: the message names the problem. Nothing was searched."""
-
-
-class NotFound(LookupError):
-    """The conversation or run does not exist for this caller (missing and out of scope read the same)."""
 
 
 def no_history_for_run(run_id: str) -> str:

@@ -8,7 +8,8 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from sessions_app.api.auth import api_error, api_key_required
-from sessions_app.ingest.service import IngestError, ToolEffectPayload, ingest_snapshots, parse_snapshot
+from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_snapshot
+from sessions_app.ingest.service import ingest_snapshots
 
 TOOL_EFFECT_STATUSES = ("started", "completed", "failed")
 

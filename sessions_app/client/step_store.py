@@ -4,9 +4,13 @@
 
 Snapshots and tool-effect records are sent to the HTTP API; run records and events stay in a local in-memory
 store, which also answers the capability's own reads (latest snapshot, unresolved tool effects). Needs the
-`harness` extra.
+`harness` extra, and never Django: this module runs inside the agent's process.
+
+One HTTP connection pool per store (per event loop: an httpx client belongs to the loop that opened it), so a
+step costs one request on a kept-alive connection.
 """
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -19,7 +23,7 @@ from pydantic_ai_harness.step_persistence import (
     ToolEffectRecord,
 )
 
-from sessions_app.ingest.importers import messages_conversation_id
+from sessions_app.core.serialization import messages_conversation_id
 
 
 class SessiondeskError(RuntimeError):
@@ -32,6 +36,7 @@ class SessiondeskStepStore:
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self._timeout = timeout
         self._client = client
+        self._pools: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
         self._local = InMemoryStepStore()
         # Tool effects are recorded before a run's first snapshot exists server-side; they wait until it does.
         self._runs_sent: set[str] = set()
@@ -39,11 +44,7 @@ class SessiondeskStepStore:
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self._base_url}/api/v1/{path}"
-        if self._client is not None:
-            response = await self._client.post(url, json=body, headers=self._headers, timeout=self._timeout)
-        else:
-            async with httpx.AsyncClient() as client:
-                response = await client.post(url, json=body, headers=self._headers, timeout=self._timeout)
+        response = await self._pool().post(url, json=body, headers=self._headers, timeout=self._timeout)
         if response.status_code >= 400:
             try:
                 detail = response.json().get("error", response.text)
@@ -51,6 +52,22 @@ class SessiondeskStepStore:
                 detail = response.text
             raise SessiondeskError(f"{path}: {response.status_code} {detail}")
         return response.json()
+
+    def _pool(self) -> httpx.AsyncClient:
+        if self._client is not None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        for other in [other for other in self._pools if other.is_closed()]:
+            del self._pools[other]  # its loop is gone (asyncio.run returned); the sockets went with it
+        if loop not in self._pools:
+            self._pools[loop] = httpx.AsyncClient()
+        return self._pools[loop]
+
+    async def aclose(self) -> None:
+        """Close this loop's pool (optional: a finished loop's pool is dropped on the next request)."""
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.aclose()
 
     async def register_run(self, record: RunRecord) -> None:
         await self._local.register_run(record)

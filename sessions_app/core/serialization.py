@@ -1,7 +1,8 @@
-"""One message at a time through pydantic-ai's own adapter, so stored bytes load back unchanged."""
+"""Messages through pydantic-ai's own adapter, one at a time, so stored bytes load back unchanged; and what a
+history says about itself (its conversation id). Pure: the agent-side client uses it too."""
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -30,3 +31,11 @@ def validate_messages(data: object) -> list[ModelMessage]:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def messages_conversation_id(messages: Sequence[ModelMessage]) -> str | None:
+    """The conversation id pydantic-ai stamped on the messages (the latest one), if any.
+
+    Falling back to the run id would make a run id a conversation key, which the scope audit rightly flags.
+    """
+    return next((m.conversation_id for m in reversed(messages) if m.conversation_id), None)

@@ -10,7 +10,8 @@ from datetime import datetime
 
 from django.utils.safestring import SafeString, mark_safe
 
-from search_app.service import SearchError, run_search
+from search_app.errors import SearchError
+from search_app.service import run_search
 from sessions_app.models import Tenant
 
 

@@ -9,14 +9,12 @@ import json
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic_ai.messages import ModelMessage
-
-from sessions_app.ingest.service import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
+from sessions_app.core.serialization import messages_conversation_id
+from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HARNESS_TABLES = {"runs", "snapshots"}
@@ -146,14 +144,6 @@ async def _harness_snapshots(store) -> list[SnapshotPayload]:
                 )
             )
     return payloads
-
-
-def messages_conversation_id(messages: Sequence[ModelMessage]) -> str | None:
-    """The conversation id pydantic-ai stamped on the messages (the latest one), if any.
-
-    Falling back to the run id would make a run id a conversation key, which the scope audit rightly flags.
-    """
-    return next((m.conversation_id for m in reversed(messages) if m.conversation_id), None)
 
 
 def _parse_time(value: object) -> datetime | None:

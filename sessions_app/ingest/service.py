@@ -1,24 +1,21 @@
-"""Snapshots in: validate, store content-addressed, re-recover the transcript, audit. One transaction per batch.
+"""Snapshots in: store content-addressed, re-recover the transcript, index, audit. One transaction per batch.
 
-`parse_snapshot` is pure (plain data in, a `SnapshotPayload` or an `IngestError` out); `ingest_snapshots` is the
-one service function the API, the live adapter, the importer and the demo seed all call.
+`ingest_snapshots` is the one place that orchestrates an ingest, and the one service function the API, the live
+adapter, the importers and the demo seed call, with payloads parsed by `sessions_app.ingest.payloads`.
 """
 
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
-from pydantic import ValidationError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
-from sessions_app.core.input_errors import RejectedInput
+from sessions_app.audit.service import audit_run
 from sessions_app.core.recovery import message_hash
-from sessions_app.core.serialization import dump_message, validate_messages
+from sessions_app.core.serialization import dump_message
+from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, is_final, run_start
 from sessions_app.models import (
     Conversation,
     Run,
@@ -30,37 +27,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
-
-MAX_ID_LENGTH = 200
-STATES = ("complete", "interrupted")
-
-
-class IngestError(RejectedInput):
-    """A snapshot, tool effect or import file we refuse."""
-
-
-@dataclass(frozen=True)
-class SnapshotPayload:
-    conversation_id: str
-    run_id: str
-    agent: str
-    state: str
-    messages: list[ModelMessage]
-    parent_run_id: str = ""
-    step: int | None = None
-    idempotency_key: str = ""
-    client_supplied: bool = False
-    started_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class ToolEffectPayload:
-    run_id: str
-    tool_call_id: str
-    tool_name: str
-    status: str
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
+from sessions_app.transcripts.store import rebuild_transcript
 
 
 @dataclass
@@ -71,86 +38,6 @@ class IngestResult:
     conversations: set[str] = field(default_factory=set)
     new_messages: int = 0
     tool_effects: int = 0
-
-
-def _format_loc(loc: Sequence[str | int]) -> str:
-    path = "messages"
-    for item in loc:
-        path += f"[{item}]" if isinstance(item, int) else f".{item}"
-    return path
-
-
-def _identifier(data: dict, name: str, *, required: bool) -> str:
-    value = data.get(name)
-    if value is None or value == "":
-        if required:
-            raise IngestError(f"'{name}' is required.")
-        return ""
-    if not isinstance(value, str):
-        raise IngestError(f"'{name}' must be a string, got {type(value).__name__}.")
-    if len(value) > MAX_ID_LENGTH:
-        raise IngestError(f"'{name}' is longer than {MAX_ID_LENGTH} characters.")
-    return value
-
-
-def parse_snapshot(data: object) -> SnapshotPayload:
-    """A validated snapshot payload, or an IngestError naming the first problem."""
-    if not isinstance(data, dict):
-        raise IngestError(f"A snapshot must be a JSON object, got {type(data).__name__}.")
-    state = data.get("state", "complete")
-    if state not in STATES:
-        raise IngestError(f"'state' must be 'complete' or 'interrupted', got {state!r}.")
-    step = data.get("step")
-    if step is not None and (not isinstance(step, int) or isinstance(step, bool)):
-        raise IngestError(f"'step' must be an integer, got {step!r}.")
-    raw_messages = data.get("messages")
-    if not isinstance(raw_messages, list):
-        raise IngestError("'messages' must be a list of ModelMessagesTypeAdapter messages.")
-    try:
-        messages = validate_messages(raw_messages)
-    except ValidationError as error:
-        first = error.errors()[0]
-        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise IngestError(f"Invalid message at {_format_loc(first['loc'])}: {first['msg']}{more}.") from None
-    started_at = data.get("started_at")
-    if started_at is not None:
-        parsed = parse_datetime(started_at) if isinstance(started_at, str) else None
-        if parsed is None or parsed.tzinfo is None:
-            raise IngestError(f"'started_at' must be an ISO 8601 date-time with a time zone, got {started_at!r}.")
-        started_at = parsed
-    source = data.get("source", "server")
-    if source not in Source.values:
-        raise IngestError(f"'source' must be 'server' or 'client', got {source!r}.")
-    return SnapshotPayload(
-        conversation_id=_identifier(data, "conversation_id", required=True),
-        run_id=_identifier(data, "run_id", required=True),
-        agent=_identifier(data, "agent", required=False),
-        parent_run_id=_identifier(data, "parent_run_id", required=False),
-        idempotency_key=_identifier(data, "idempotency_key", required=False),
-        state=state,
-        step=step,
-        messages=messages,
-        client_supplied=source == Source.CLIENT,
-        started_at=started_at,
-    )
-
-
-def _is_final(messages: Sequence[ModelMessage]) -> bool:
-    """A history that ends in a model response without tool calls is a finished run."""
-    if not messages or not isinstance(messages[-1], ModelResponse):
-        return False
-    return not any(isinstance(part, ToolCallPart) for part in messages[-1].parts)
-
-
-def run_start(messages: Sequence[ModelMessage]) -> datetime | None:
-    """When the run that wrote this history started: its own first message, not an inherited one.
-
-    pydantic-ai stamps each message with the agent run that produced it; the last message is this run's, so the
-    earliest message carrying the same run id is where it began. Recovery orders runs by this time.
-    """
-    own = messages[-1].run_id if messages else None
-    stamps = [m.timestamp for m in messages if m.timestamp is not None and (own is None or m.run_id == own)]
-    return min(stamps) if stamps else None
 
 
 @dataclass(frozen=True)
@@ -302,8 +189,6 @@ def ingest_snapshots(
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
     anything raises IngestError and leaves the database as it was.
     """
-    from sessions_app.transcripts.store import refresh_conversations
-
     prepared = [_prepare(payload) for payload in payloads]
     result = IngestResult()
     with transaction.atomic():
@@ -373,7 +258,10 @@ def ingest_snapshots(
             for item in fresh
             for sha, message in zip(item.shas, item.payload.messages, strict=True)
         }
-        refresh_conversations({run.conversation for run in touched_runs.values()}, list(touched_runs.values()), known)
+        for conversation in {run.conversation for run in touched_runs.values()}:
+            rebuild_transcript(conversation, known)
+        for run in touched_runs.values():
+            audit_run(run)
     return result
 
 
@@ -386,7 +274,7 @@ def _note_snapshot_on_run(run: Run, payload: SnapshotPayload, source: str) -> No
     run.finished_at = None
     if payload.state == "interrupted":
         run.state = RunState.INTERRUPTED
-    elif _is_final(payload.messages):
+    elif is_final(payload.messages):
         run.state = RunState.COMPLETE
         run.finished_at = max((m.timestamp for m in payload.messages if m.timestamp), default=timezone.now())
     else:

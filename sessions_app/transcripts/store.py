@@ -4,14 +4,13 @@ The ORM edge around `sessions_app.core.recovery`: load snapshots as plain messag
 the transcript that changed, keeping the search index in the same transaction.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
-from sessions_app.audit.service import audit_run
 from sessions_app.core.recovery import RecoveredMessage, RunInput, SnapshotInput, message_hash, recover_conversation
 from sessions_app.core.rendering import message_role, message_text
 from sessions_app.core.serialization import dump_message, load_message, sha256_text
@@ -151,16 +150,6 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         Conversation.objects.filter(pk=conversation.pk).update(message_count=length, updated_at=last_activity)
         conversation.message_count, conversation.updated_at = length, last_activity
     return length
-
-
-def refresh_conversations(
-    conversations: Iterable[Conversation], runs: Iterable[Run], known: dict[int, ModelMessage] | None = None
-) -> None:
-    """After new snapshots: re-recover each touched conversation, then re-audit each touched run."""
-    for conversation in conversations:
-        rebuild_transcript(conversation, known)
-    for run in runs:
-        audit_run(run)
 
 
 def delete_conversations(conversations: QuerySet[Conversation]) -> int:

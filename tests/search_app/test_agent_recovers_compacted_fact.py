@@ -15,11 +15,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_harness.compaction import SlidingWindowCompaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
-from search_app.agent_tools import InProcessSearchClient, SessiondeskSearch
+from search_app.agent_tools import InProcessSearchClient
 from search_app.service import run_search
+from sessions_app.client.search import SessiondeskSearch
 from sessions_app.core.rendering import message_text
 from sessions_app.demo.scenarios import run_scenario, store_as_payloads
-from sessions_app.ingest.service import ingest_snapshots, parse_snapshot
+from sessions_app.ingest.payloads import parse_snapshot
+from sessions_app.ingest.service import ingest_snapshots
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

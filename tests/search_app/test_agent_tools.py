@@ -10,7 +10,8 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from search_app.agent_tools import HttpSearchClient, InProcessSearchClient, SessiondeskSearch
+from search_app.agent_tools import InProcessSearchClient
+from sessions_app.client.search import HttpSearchClient, SessiondeskSearch
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.search_app.factories import make_conversation_with
 

@@ -11,7 +11,8 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from search_app import index
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.service import run_search
-from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots
+from sessions_app.ingest.payloads import SnapshotPayload
+from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Conversation, StoredMessage, TranscriptEntry
 from sessions_app.transcripts.store import delete_conversations
 from tests.search_app.factories import (

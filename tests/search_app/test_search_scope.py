@@ -2,7 +2,8 @@
 
 import pytest
 
-from search_app.service import NEEDS_CONVERSATION, NEEDS_RUN, SearchError, run_search
+from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, SearchError
+from search_app.service import run_search
 from tests.factories import make_tenant
 from tests.search_app.factories import add_messages, make_conversation, make_conversation_with, make_run
 

@@ -4,7 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from search_app.service import SearchError, run_search
+from search_app.errors import SearchError
+from search_app.service import run_search
 from sessions_app.models import Tenant
 
 

@@ -3,7 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app.ingest.importers import read_import_file
-from sessions_app.ingest.service import IngestError, ingest_snapshots
+from sessions_app.ingest.payloads import IngestError
+from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Source
 from sessions_app.tenancy.scoping import tenant_for_command
 

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
 
-from sessions_app.ingest.service import SnapshotPayload, ingest_snapshots, parse_snapshot
+from sessions_app.ingest.payloads import SnapshotPayload, parse_snapshot
+from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Membership, Role, Tenant
 from sessions_app.tenancy.api_keys import create_api_key
 

@@ -1,0 +1,62 @@
+"""Gate 6: only an outcome receipt proves the effect; a live wait is WAITING, an expired one STUCK."""
+
+from datetime import timedelta
+
+from sessions_app.audit import gates
+from sessions_app.audit.verdict import MISSING_OUTCOME_RECEIPT, STUCK, WAITING
+from tests.sessions_app.audit.audit_cases import context_for, mailer_history
+
+
+def _codes(**overrides):
+    messages = mailer_history()
+    return [f.code for f in gates.check_outcome_receipt(messages, context_for(messages, **overrides))]
+
+
+def _receipt(evidence, effect="invoice-email-sent"):
+    return gates.ReceiptFact(effect, evidence)
+
+
+def test_an_outcome_receipt_passes():
+    assert _codes(receipts=(_receipt(gates.OUTCOME),)) == []
+
+
+def test_activity_and_transport_evidence_are_not_proof():
+    assert _codes(receipts=()) == [MISSING_OUTCOME_RECEIPT]
+    assert _codes(receipts=(_receipt(gates.ACTIVITY),)) == [MISSING_OUTCOME_RECEIPT]
+    assert _codes(receipts=(_receipt(gates.ACTIVITY), _receipt(gates.TRANSPORT))) == [MISSING_OUTCOME_RECEIPT]
+
+
+def test_every_effect_needs_its_own_outcome():
+    messages = mailer_history()
+    receipts = (_receipt(gates.OUTCOME), _receipt(gates.TRANSPORT, effect="ledger-entry-posted"))
+    (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=receipts))
+    assert "'ledger-entry-posted' has only transport evidence" in finding.detail
+
+
+def test_a_live_wait_turns_a_missing_receipt_into_waiting():
+    messages = mailer_history()
+    ctx = context_for(messages, receipts=())
+    wait = gates.WaitFact("ops@acme.test", "approve the refund", ctx.now + timedelta(hours=4))
+    (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
+    assert finding.code == WAITING
+    assert "ops@acme.test" in finding.detail
+
+
+def test_after_the_deadline_with_no_outcome_the_run_is_stuck():
+    messages = mailer_history()
+    now = context_for(messages).now
+    wait = gates.WaitFact("ops@acme.test", "approve the refund", now - timedelta(minutes=1))
+    assert _codes(receipts=(), waits=(wait,)) == [STUCK]
+    # An outcome closes the question whatever the wait says.
+    assert _codes(receipts=(_receipt(gates.OUTCOME),), waits=(wait,)) == []
+
+
+def test_a_resolved_wait_no_longer_counts():
+    now = context_for(mailer_history()).now
+    wait = gates.WaitFact("ops", "approve", now + timedelta(hours=1), resolved=True)
+    assert _codes(receipts=(), waits=(wait,)) == [MISSING_OUTCOME_RECEIPT]
+
+
+def test_a_history_without_any_model_response_claims_no_effect_yet():
+    messages = mailer_history()[:1]
+    assert gates.check_outcome_receipt(messages, context_for(messages, receipts=())) == []

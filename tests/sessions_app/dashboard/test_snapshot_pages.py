@@ -1,0 +1,39 @@
+"""Operators follow a run's snapshots and see what compaction removed between two of them."""
+
+from sessions_app.models import Run, Snapshot
+from tests.sessions_app.dashboard.conftest import SECRET
+
+
+def _first_run(world) -> Run:
+    return Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
+
+
+def test_the_list_shows_each_snapshot_with_state_and_size(world, as_role):
+    run = _first_run(world)
+    page = as_role("operator").get(f"/runs/{run.pk}/snapshots/").content.decode()
+    for snapshot in Snapshot.objects.filter(run=run):
+        assert f'href="/runs/{run.pk}/snapshots/{snapshot.seq}/diff"' in page
+
+
+def test_a_diff_after_compaction_shows_the_removed_messages(world, as_role):
+    run = _first_run(world)
+    snapshots = list(Snapshot.objects.filter(run=run).order_by("seq"))
+    shrunk = next(
+        later for earlier, later in zip(snapshots, snapshots[1:], strict=False)
+        if later.message_count < earlier.message_count + 1
+    )
+    page = as_role("operator").get(f"/runs/{run.pk}/snapshots/{shrunk.seq}/diff").content.decode()
+    assert "compaction removed" in page
+    assert "− removed" in page
+
+
+def test_snapshot_text_is_masked(world, as_role):
+    run = _first_run(world)
+    client = as_role("operator")
+    for snapshot in Snapshot.objects.filter(run=run):
+        assert SECRET not in client.get(f"/runs/{run.pk}/snapshots/{snapshot.seq}/diff").content.decode()
+
+
+def test_an_unknown_snapshot_is_404(world, as_role):
+    run = _first_run(world)
+    assert as_role("operator").get(f"/runs/{run.pk}/snapshots/999/diff").status_code == 404
