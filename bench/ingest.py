@@ -41,7 +41,7 @@ def setup(database_url: str) -> None:
 def payloads(runs: int) -> Path:
     cache = ROOT / "bench" / "out" / f"threaded-{runs}.jsonl"
     if not cache.exists():
-        from sessions_app.demo.scenarios import threaded_payloads
+        from tests.scenarios import threaded_payloads
 
         cache.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()

@@ -27,7 +27,8 @@ from pydantic_ai_harness.conversation_search import SnapshotHistorySource  # noq
 from pydantic_ai_harness.step_persistence import InMemoryStepStore  # noqa: E402
 
 from sessions_app.core.recovery import message_hash, recover_conversation, transcript_only  # noqa: E402
-from sessions_app.demo.scenarios import generate_conversations, run_plan, runs_from_store  # noqa: E402
+from sessions_app.demo.plans import generate_conversations  # noqa: E402
+from tests.scenarios import run_plan, runs_from_store  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

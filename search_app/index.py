@@ -23,7 +23,7 @@ from search_app.models import ConversationIndex, SearchDocument
 from search_app.tokenize import index_terms
 from sessions_app.core.rendering import message_text
 from sessions_app.core.serialization import load_message
-from sessions_app.models import Run, StoredMessage, TranscriptEntry
+from sessions_app.models import Conversation, Run, StoredMessage, TranscriptEntry
 
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
 _CHUNK = 2000
@@ -113,8 +113,6 @@ def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
 def mark_pending(conversation_ids: Iterable[int]) -> int:
     """Queue conversations for the background reconciliation (their searches say `indexing: true`)."""
     ids = list(conversation_ids)
-    from sessions_app.models import Conversation
-
     rows = list(Conversation.objects.filter(id__in=ids).values_list("id", "tenant_id"))
     ConversationIndex.objects.bulk_create(
         [ConversationIndex(conversation_id=cid, tenant_id=tid) for cid, tid in rows], ignore_conflicts=True

@@ -17,6 +17,7 @@ PURE_MODULES = [
     "sessions_app.core.snapshot_diff",
     "sessions_app.core.transcript_layout",
     "sessions_app.ingest.payloads",
+    "sessions_app.demo.plans",
     "sessions_app.client.search",
     "search_app.errors",
     "sessions_app.audit.digests",

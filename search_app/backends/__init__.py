@@ -3,17 +3,15 @@
 from django.db import connection
 
 from search_app.backends.base import Filters, Lookup, Scope, SearchBackend
+from search_app.backends.postgres import PostgresBackend
+from search_app.backends.sqlite import SqliteBackend
 
 __all__ = ["Filters", "Lookup", "Scope", "SearchBackend", "backend_for_connection"]
 
 
 def backend_for_connection() -> SearchBackend:
     if connection.vendor == "postgresql":
-        from search_app.backends.postgres import PostgresBackend
-
         return PostgresBackend()
     if connection.vendor == "sqlite":
-        from search_app.backends.sqlite import SqliteBackend
-
         return SqliteBackend()
     raise NotImplementedError(f"Search has no backend for the {connection.vendor} database")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from sessions_app.audit import service
+from sessions_app.audit import gates, service
 from sessions_app.audit.service import AuditReport, RepairRow
 from sessions_app.models import Run, Tenant
 from sessions_app.models.audit import AuditEvent, Receipt, Wait
@@ -111,7 +111,6 @@ def _csv_safe(value: object) -> str:
 
 
 def event_classes() -> list[str]:
-    from sessions_app.audit import gates
     return list(gates.EVENT_CLASSES)
 
 

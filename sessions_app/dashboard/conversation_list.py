@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 
+from sessions_app.audit import run_verdicts
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy.scoping import scoped
 
@@ -80,7 +81,6 @@ def filtered_conversations(tenant: Tenant, filters: ConversationFilters) -> Quer
     if filters.until:
         qs = qs.filter(updated_at__lt=filters.until)
     if filters.verdict or filters.has_repairs:
-        from sessions_app.audit import run_verdicts
         qs = run_verdicts.narrow_conversations(qs, tenant, verdict=filters.verdict, has_repairs=filters.has_repairs)
     if filters.conversation_ids is not None:
         qs = qs.filter(pk__in=list(filters.conversation_ids))
@@ -158,7 +158,6 @@ def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[Conv
         if state not in row.states:
             row.states.append(state)
         row.last_started_at = started_at
-    from sessions_app.audit import run_verdicts
     for run_pk, verdict in run_verdicts.verdicts_for_runs(tenant, list(run_conversation)).items():
         row = rows[run_conversation[run_pk]]
         if verdict not in row.verdicts:

@@ -104,6 +104,7 @@ def _read_harness_sqlite(path: Path) -> ImportBatch:
             f"(missing tables: {', '.join(sorted(missing))})."
         )
     try:
+        # Not at the top: pydantic-ai-harness is an optional extra; only harness databases need it.
         from pydantic_ai_harness.step_persistence import SqliteStepStore
     except ImportError:
         raise IngestError(

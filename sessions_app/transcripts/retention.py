@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from sessions_app.models import Conversation, Tenant
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.store import delete_conversations
 
 
 def cutoff(now: datetime, retention_days: int | None) -> datetime | None:
@@ -35,7 +36,6 @@ class RetentionResult:
 
 
 def apply_retention(tenant: Tenant, now: datetime | None = None, *, dry_run: bool = False) -> RetentionResult:
-    from sessions_app.transcripts.store import delete_conversations
 
     now = now or timezone.now()
     expired = expired_conversations(tenant, now)

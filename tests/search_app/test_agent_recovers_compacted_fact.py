@@ -19,9 +19,10 @@ from search_app.agent_tools import InProcessSearchClient
 from search_app.service import run_search
 from sessions_app.client.search import SessiondeskSearch
 from sessions_app.core.rendering import message_text
-from sessions_app.demo.scenarios import run_scenario, store_as_payloads
+from sessions_app.demo.scenarios import store_as_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
+from tests.scenarios import run_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,10 +9,14 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
 
+from sessions_app.audit.digests import prompt_sha256
+from sessions_app.audit.service import add_receipt, add_wait, set_prompt_contract
+from sessions_app.demo.plans import DEMO_SYSTEM_PROMPT
 from sessions_app.ingest.payloads import SnapshotPayload, parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
-from sessions_app.models import Membership, Role, Tenant
+from sessions_app.models import Membership, Role, Run, Tenant
 from sessions_app.tenancy.api_keys import create_api_key
+from sessions_app.tenancy.scoping import scoped
 
 DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
 DEMO_PASSWORD = "sessiondesk-demo"
@@ -51,6 +55,8 @@ class Command(BaseCommand):
                 return
             raise CommandError("The database already holds tenants; seed_demo only fills an empty one.")
         try:
+            # Not at the top: the demo recorder needs pydantic-ai-harness, an optional extra, and every other
+            # command must load without it.
             from sessions_app.demo.scenarios import demo_payloads
         except ImportError:
             raise CommandError("seed_demo needs pydantic-ai-harness: pip install 'sessiondesk[harness]'.") from None
@@ -83,13 +89,7 @@ class Command(BaseCommand):
     def _add_audit_records(self, tenant: Tenant) -> None:
         """Contracts for the agents, outcome receipts for some runs and a human-approval wait, so the demo shows
         every verdict rather than only missing receipts."""
-        from sessions_app.audit.digests import prompt_sha256
-        from sessions_app.audit.service import add_receipt, add_wait, set_prompt_contract
-        from sessions_app.demo.scenarios import ConversationPlan
-        from sessions_app.models import Run
-        from sessions_app.tenancy.scoping import scoped
-
-        prompt_hash = prompt_sha256(ConversationPlan.__dataclass_fields__["system_prompt"].default)
+        prompt_hash = prompt_sha256(DEMO_SYSTEM_PROMPT)
         for agent in ("support_agent", "billing_agent", "ops_agent"):
             set_prompt_contract(tenant, agent, {"kind": "hash", "value": prompt_hash})
         finished = list(scoped(Run, tenant).filter(state="complete", source="server").order_by("started_at", "id"))

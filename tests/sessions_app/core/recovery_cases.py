@@ -22,7 +22,7 @@ from sessions_app.core.recovery import (
     transcript_only,
     without_summary_artifacts,
 )
-from sessions_app.demo.scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
+from tests.scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ twin) holds it and the compacted run's last complete snapshot no longer does.
 import pytest
 
 from sessions_app.core.recovery import message_hash
-from sessions_app.demo.scenarios import SCENARIO_NAMES
+from tests.scenarios import SCENARIO_NAMES
 from tests.sessions_app.core.recovery_cases import case, hashes, last_complete, survives_in
 
 COMPACTING = [

@@ -5,7 +5,7 @@ import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from sessions_app.core.recovery import recover_conversation, transcript_only
-from sessions_app.demo.scenarios import run_plan, runs_from_store, stress_plan
+from tests.scenarios import run_plan, runs_from_store, stress_plan
 from tests.sessions_app.core.recovery_cases import hashes
 
 # 180 once recovered an identical answer from an earlier run as the kept tail and doubled a run.

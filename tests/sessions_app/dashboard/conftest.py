@@ -14,11 +14,13 @@ from django.core.cache import cache
 from django.test import Client
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.demo.scenarios import ConversationPlan, ToolStep, Turn, run_plan, store_as_payloads
+from sessions_app.demo.plans import ConversationPlan, ToolStep, Turn
+from sessions_app.demo.scenarios import store_as_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Conversation, Tenant
 from tests.factories import make_member, make_tenant
+from tests.scenarios import run_plan
 
 SECRET = "sk-live-0123456789abcdefghijklmnop"
 PASSWORD = "pw-for-tests-1"
