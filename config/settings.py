@@ -74,7 +74,9 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "sessiondesk.sqlite3",
             "OPTIONS": {
+                # Writers queue for the lock (up to 20 s) instead of failing; ingestion retries past that.
                 "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
         }
@@ -133,6 +135,8 @@ X_FRAME_OPTIONS = "DENY"
 # Sessiondesk's own limits.
 SESSIONDESK_MAX_PAYLOAD_BYTES = env_int("SESSIONDESK_MAX_PAYLOAD_BYTES", 8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SESSIONDESK_MAX_PAYLOAD_BYTES + 1024
+# Messages in one snapshot (413 above it): recovery and the audit of one request stay bounded.
+SESSIONDESK_MAX_SNAPSHOT_MESSAGES = env_int("SESSIONDESK_MAX_SNAPSHOT_MESSAGES", 10_000)
 # Search ranking: BM25 with Lucene's defaults (search_app.bm25 checks the ranges).
 SESSIONDESK_SEARCH_BM25_K1 = float(os.environ.get("SESSIONDESK_SEARCH_BM25_K1") or 1.2)
 SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or 0.75)

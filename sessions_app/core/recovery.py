@@ -79,7 +79,7 @@ opens with the same sentence stays part of the transcript.
 
 @dataclass(frozen=True)
 class SnapshotInput:
-    seq: int  # write order within the run
+    seq: int  # order within the run: the harness's step (then arrival), never arrival alone
     state: Literal["complete", "interrupted"]
     messages: Sequence[ModelMessage]
 
@@ -90,6 +90,7 @@ class RunInput:
     parent_run_id: str | None
     started_at: datetime
     snapshots: Sequence[SnapshotInput]
+    arrival: int = 0  # breaks ties of started_at: when the run's first snapshot arrived (never its id)
 
 
 @dataclass(frozen=True)
@@ -528,7 +529,8 @@ class _HashMemo:
 def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     """The conversation's exact record: transcript messages in order, summary artifacts interleaved.
 
-    Runs are ordered by `(started_at, run_id)`, snapshots by `seq`. A summary artifact is placed where it
+    Runs are ordered by `(started_at, arrival)` (the run id only breaks ties among inputs without an arrival),
+    snapshots by `seq`. A summary artifact is placed where it
     first appeared: after the messages recorded before the snapshot that first carried it.
     """
     token = _PART_KEYS.set({})
@@ -547,7 +549,7 @@ def _recover(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     states: dict[str, _RunState] = {}
     finished: list[_RunState] = []
 
-    for run in sorted(runs, key=lambda r: (r.started_at, r.run_id)):
+    for run in sorted(runs, key=lambda r: (r.started_at, r.arrival, r.run_id)):
         for snapshot in sorted(run.snapshots, key=lambda s: s.seq):
             if snapshot.state != "complete":
                 continue

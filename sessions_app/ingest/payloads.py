@@ -132,3 +132,13 @@ def _parse_time(value: object) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError:
         return None
+
+
+def check_snapshot_size(payload: SnapshotPayload, limit: int) -> None:
+    """Refuse a snapshot longer than `limit` messages: recovery and the audit stay bounded per request."""
+    if len(payload.messages) > limit:
+        raise IngestError(
+            f"A snapshot holds at most {limit} messages (SESSIONDESK_MAX_SNAPSHOT_MESSAGES); "
+            f"this one has {len(payload.messages)}.",
+            status=413,
+        )

@@ -5,17 +5,27 @@ adapter, the importers and the demo seed call, with payloads parsed by `sessions
 """
 
 import hashlib
+import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from sessions_app.audit.service import audit_run
 from sessions_app.core.recovery import message_hash
 from sessions_app.core.serialization import dump_message
-from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, is_final, run_start
+from sessions_app.ingest.payloads import (
+    IngestError,
+    SnapshotPayload,
+    ToolEffectPayload,
+    check_snapshot_size,
+    is_final,
+    run_start,
+)
 from sessions_app.models import (
     Conversation,
     Run,
@@ -28,6 +38,9 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.transcripts.store import rebuild_transcript
+
+logger = logging.getLogger(__name__)
+WRITE_ATTEMPTS = 5
 
 
 @dataclass
@@ -72,10 +85,13 @@ def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict
     for start in range(0, len(shas), 500):
         chunk = shas[start : start + 500]
         ids.update(StoredMessage.objects.filter(tenant=tenant, sha256__in=chunk).values_list("sha256", "id"))
-    missing = [sha for sha in shas if sha not in ids]
+    # Sorted, and conflicts ignored: two writers storing the same new message (a shared system prompt) both
+    # succeed, and each waits for the other's rows in the same order, so they cannot deadlock.
+    missing = sorted(sha for sha in shas if sha not in ids)
     StoredMessage.objects.bulk_create(
         [StoredMessage(tenant=tenant, sha256=sha, content_hash=wanted[sha][0], data=wanted[sha][1]) for sha in missing],
         batch_size=500,
+        ignore_conflicts=True,
     )
     for start in range(0, len(missing), 500):
         chunk = missing[start : start + 500]
@@ -83,36 +99,33 @@ def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict
     return ids, len(missing)
 
 
-def _runs_for(tenant: Tenant, prepared: Sequence[_Prepared], source: str) -> dict[str, Run]:
-    """Every run the batch names, existing (locked) or created; 409 for a run id of another conversation."""
+def _lock_conversations(tenant: Tenant, external_ids: Iterable[str]) -> dict[str, Conversation]:
+    """The batch's conversations, created if new, each locked until the transaction ends.
+
+    Writers to one conversation serialize here; others proceed in parallel. Locks are taken in one order (by
+    external id) so two batches naming the same conversations cannot deadlock; a conversation two writers
+    create at once is inserted once (the other insert is ignored) and then locked by both in turn.
+    """
+    wanted = sorted(set(external_ids))
+    if not wanted:
+        return {}
+    Conversation.objects.bulk_create(
+        [Conversation(tenant=tenant, external_id=external_id) for external_id in wanted],
+        batch_size=500,
+        ignore_conflicts=True,
+    )
+    locked = Conversation.objects.select_for_update().filter(tenant=tenant, external_id__in=wanted)
+    return {conversation.external_id: conversation for conversation in locked.order_by("external_id")}
+
+
+def _runs_for(
+    tenant: Tenant, prepared: Sequence[_Prepared], conversations: dict[str, Conversation], source: str
+) -> dict[str, Run]:
+    """Every run the batch names, existing or created; 409 for a run id of another conversation."""
     wanted: dict[str, SnapshotPayload] = {}
     for item in prepared:
         wanted.setdefault(item.payload.run_id, item.payload)
-    runs: dict[str, Run] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = list(wanted)[start : start + 500]
-        for run in (
-            Run.objects.select_for_update(of=("self",))
-            .select_related("conversation")
-            .filter(tenant=tenant, run_id__in=chunk)
-        ):
-            runs[run.run_id] = run
-    for item in prepared:
-        run = runs.get(item.payload.run_id)
-        if run is not None and run.conversation.external_id != item.payload.conversation_id:
-            raise IngestError(
-                f"Run '{item.payload.run_id}' already belongs to conversation '{run.conversation.external_id}', "
-                f"not '{item.payload.conversation_id}'.",
-                status=409,
-            )
-    new_runs = [payload for run_id, payload in wanted.items() if run_id not in runs]
-    conversations = {}
-    for payload in new_runs:
-        if payload.conversation_id not in conversations:
-            conversations[payload.conversation_id], _ = Conversation.objects.get_or_create(
-                tenant=tenant, external_id=payload.conversation_id
-            )
-    created = Run.objects.bulk_create(
+    Run.objects.bulk_create(
         [
             Run(
                 tenant=tenant,
@@ -123,11 +136,24 @@ def _runs_for(tenant: Tenant, prepared: Sequence[_Prepared], source: str) -> dic
                 source=Source.CLIENT if payload.client_supplied else source,
                 started_at=payload.started_at or run_start(payload.messages) or timezone.now(),
             )
-            for payload in new_runs
+            for payload in wanted.values()
         ],
         batch_size=500,
+        ignore_conflicts=True,  # a run stored before keeps what it has; another conversation's is a 409 below
     )
-    runs.update({run.run_id: run for run in created})
+    runs: dict[str, Run] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = list(wanted)[start : start + 500]
+        for run in Run.objects.select_related("conversation").filter(tenant=tenant, run_id__in=chunk):
+            runs[run.run_id] = run
+    for item in prepared:
+        run = runs[item.payload.run_id]
+        if run.conversation.external_id != item.payload.conversation_id:
+            raise IngestError(
+                f"Run '{item.payload.run_id}' already belongs to conversation '{run.conversation.external_id}', "
+                f"not '{item.payload.conversation_id}'.",
+                status=409,
+            )
     return runs
 
 
@@ -189,10 +215,39 @@ def ingest_snapshots(
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
     anything raises IngestError and leaves the database as it was.
     """
+    for payload in payloads:
+        check_snapshot_size(payload, settings.SESSIONDESK_MAX_SNAPSHOT_MESSAGES)
     prepared = [_prepare(payload) for payload in payloads]
+    if connection.in_atomic_block:
+        # Part of a caller's transaction (seed_demo): a failed attempt cannot be retried on its own.
+        return _ingest(tenant, prepared, source, via, tool_effects)
+    for attempt in range(WRITE_ATTEMPTS):
+        try:
+            return _ingest(tenant, prepared, source, via, tool_effects)
+        except (OperationalError, IntegrityError) as error:
+            # A locked SQLite database, a PostgreSQL deadlock or serialization failure, or a unique key another
+            # writer took between our read and our write: the transaction rolled back whole, so try again.
+            logger.info("ingest attempt %d rolled back: %s", attempt + 1, type(error).__name__)
+            time.sleep(0.05 * (attempt + 1))
+    raise IngestError("The store is busy; nothing was written. Try again.", status=503)
+
+
+def _ingest(
+    tenant: Tenant,
+    prepared: Sequence[_Prepared],
+    source: str,
+    via: str,
+    tool_effects: Sequence[ToolEffectPayload],
+) -> IngestResult:
     result = IngestResult()
     with transaction.atomic():
-        runs = _runs_for(tenant, prepared, source)
+        effect_conversations = Run.objects.filter(
+            tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}
+        ).values_list("conversation__external_id", flat=True)
+        conversations = _lock_conversations(
+            tenant, [*(item.payload.conversation_id for item in prepared), *effect_conversations]
+        )
+        runs = _runs_for(tenant, prepared, conversations, source)
         known = _known_snapshots(tenant, runs.values())
         touched_runs: dict[int, Run] = {}
         fresh: list[_Prepared] = []

@@ -7,7 +7,7 @@ the transcript that changed, keeping the search index in the same transaction.
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
@@ -26,8 +26,11 @@ def load_run_inputs(
     so only the others are read and parsed again.
     """
     runs = list(Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation))
+    # A run's snapshots in step order, whatever order they arrived in (a step without a number: by arrival).
     snapshots = list(
-        Snapshot.objects.filter(tenant_id=conversation.tenant_id, run__in=runs).order_by("run_id", "seq")
+        Snapshot.objects.filter(tenant_id=conversation.tenant_id, run__in=runs).order_by(
+            "run_id", F("step").asc(nulls_last=True), "seq"
+        )
     )
     refs = (
         SnapshotMessage.objects.filter(snapshot__in=snapshots)
@@ -49,9 +52,10 @@ def load_run_inputs(
     stored_id_of = {id(obj): mid for mid, obj in objects.items()}
     snapshots_by_run: dict[int, list[SnapshotInput]] = {}
     for snapshot in snapshots:
-        snapshots_by_run.setdefault(snapshot.run_id, []).append(
+        placed = snapshots_by_run.setdefault(snapshot.run_id, [])
+        placed.append(
             SnapshotInput(
-                seq=snapshot.seq,
+                seq=len(placed),
                 state=snapshot.state,
                 messages=[objects[mid] for mid in message_ids_by_snapshot.get(snapshot.id, [])],
             )
@@ -61,6 +65,7 @@ def load_run_inputs(
             run_id=run.run_id,
             parent_run_id=run.parent_run_id or None,
             started_at=run.started_at,
+            arrival=run.id,  # ids grow in insertion order, and runs of a conversation are inserted under its lock
             snapshots=snapshots_by_run.get(run.id, []),
         )
         for run in runs
