@@ -13,11 +13,11 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run test test-sqlite test-postgres lint demo bench browsers screenshots
+.PHONY: help install run test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
-	@echo "make test   run the whole suite on SQLite and PostgreSQL"
+	@echo "make test   run ruff, mypy and the whole suite on SQLite and PostgreSQL"
 
 $(VPY):
 	@if [ -z "$(PYTHON)" ]; then \
@@ -35,6 +35,7 @@ run: install
 
 test: install
 	$(VPY) -m ruff check .
+	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
@@ -55,6 +56,10 @@ test-postgres:
 
 lint: install
 	$(VPY) -m ruff check .
+
+# mypy with django-stubs; configured in pyproject.toml ([tool.mypy]: strict on the pure functional core).
+typecheck: install
+	$(VPY) -m mypy sessions_app search_app
 
 bench: install
 	$(VPY) bench/ingest.py

@@ -5,6 +5,7 @@ named; a conversation that is missing or another tenant's answers the same 404.
 """
 
 from datetime import datetime
+from typing import overload
 
 from django.http import HttpRequest, JsonResponse
 from django.utils.dateparse import parse_datetime
@@ -12,11 +13,15 @@ from django.views.decorators.http import require_GET
 
 from search_app.errors import NotFound, SearchError
 from search_app.service import read_context, run_search
-from sessions_app.api.auth import api_error, api_key_required
+from sessions_app.api.auth import ApiRequest, api_error, api_key_required
 
 API_SCOPES = ("conversation", "run", "tenant")
 
 
+@overload
+def _int_param(request: HttpRequest, name: str, default: int) -> int: ...
+@overload
+def _int_param(request: HttpRequest, name: str, default: None) -> int | None: ...
 def _int_param(request: HttpRequest, name: str, default: int | None) -> int | None:
     raw = request.GET.get(name)
     if raw is None or raw == "":
@@ -42,7 +47,7 @@ def _time_param(request: HttpRequest, name: str) -> datetime | None:
 
 @require_GET
 @api_key_required
-def search(request: HttpRequest) -> JsonResponse:
+def search(request: ApiRequest) -> JsonResponse:
     try:
         scope = request.GET.get("scope") or "conversation"
         if scope not in API_SCOPES:
@@ -67,7 +72,7 @@ def search(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 @api_key_required
-def conversation_messages(request: HttpRequest, conversation_id: str) -> JsonResponse:
+def conversation_messages(request: ApiRequest, conversation_id: str) -> JsonResponse:
     try:
         around = _int_param(request, "around", None)
         if around is None:

@@ -56,7 +56,7 @@ class Document:
     visible: bool = True
     length: int | None = None
     _padded: str | None = field(default=None, repr=False)
-    _counts: Counter | None = field(default=None, repr=False)
+    _counts: Counter[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.length is None:
@@ -69,7 +69,7 @@ class Document:
         return self._padded
 
     @property
-    def counts(self) -> Counter:
+    def counts(self) -> Counter[str]:
         """Every term's frequency (needed only to expand prefixes)."""
         if self._counts is None:
             self._counts = Counter(self.text.split(" ")) if self.text else Counter()
@@ -147,7 +147,7 @@ def _wanted_terms(query: ParsedQuery) -> tuple[list[str], tuple[str, ...]]:
 def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[str, int]:
     """df of every query term and prefix expansion, counted over `docs`."""
     exact, prefixes = _wanted_terms(query)
-    df: Counter = Counter()
+    df: Counter[str] = Counter()
     for doc in docs:
         for term in exact:
             if doc.has(term):
@@ -173,6 +173,7 @@ class _Scorer:
 
     def __call__(self, doc: Document) -> float:
         avgdl, length, params, weights = self.stats.average_length, doc.length, self.params, self.idf
+        assert length is not None  # __post_init__ fills it in
         total = 0.0
         for clause in self.query.should:
             if isinstance(clause, Term):

@@ -47,8 +47,8 @@ _PREFIX_HINT = re.compile(r"sk-|gh[pousr]_|github_pat_|xox[baprs]-|AIza|npm_")
 _CREDENTIAL_HINT = re.compile(r"(?i)bearer|basic|token|pass|pwd|secret|credential|auth|key")
 
 
-def _mask_group(match: re.Match) -> str:
-    whole = match.group(0)
+def _mask_group(match: re.Match[str]) -> str:
+    whole: str = match.group(0)
     start, end = match.span("secret")
     offset = match.start()
     secret = whole[start - offset : end - offset]
@@ -57,17 +57,17 @@ def _mask_group(match: re.Match) -> str:
     return whole[: start - offset] + MASK + whole[end - offset :]
 
 
-def _mask_pem(match: re.Match) -> str:
+def _mask_pem(match: re.Match[str]) -> str:
     kind = match.group("kind")
     return f"{match.group(1)}{MASK}-----END {kind}PRIVATE KEY-----"
 
 
-def compile_rules(patterns: Iterable[object]) -> tuple[re.Pattern, ...]:
+def compile_rules(patterns: Iterable[object]) -> tuple[re.Pattern[str], ...]:
     """Compile a tenant's `redaction_patterns` (regex strings, or objects with a "pattern" key).
 
     A pattern that does not compile raises `ValueError` naming it: masking must fail closed, not skip a rule.
     """
-    compiled: list[re.Pattern] = []
+    compiled: list[re.Pattern[str]] = []
     for index, item in enumerate(patterns or ()):
         source = item.get("pattern") if isinstance(item, dict) else item
         if not isinstance(source, str) or not source:
@@ -79,7 +79,7 @@ def compile_rules(patterns: Iterable[object]) -> tuple[re.Pattern, ...]:
     return tuple(compiled)
 
 
-def redact(text: str, extra: Sequence[re.Pattern] = ()) -> str:
+def redact(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     """`text` with every credential the rules (and `extra` tenant patterns) recognise replaced by `***`."""
     if not text:
         return text

@@ -317,6 +317,7 @@ def read_context(
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:
         raise SearchError(f"'position' must be a whole number from 0, got {position!r}.")
     before, after = _side("before", before), _side("after", after)
+    conversation: Conversation | None
     if run_id is not None:
         runs = scoped(Run, tenant).filter(run_id=run_id)
         if conversation_id is not None:

@@ -5,6 +5,7 @@ trusted as markup. Callers redact before calling, so positions refer to the text
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -22,7 +23,7 @@ class Snippet:
     html: str
 
 
-def _highlighter(query: ParsedQuery):
+def _highlighter(query: ParsedQuery) -> Callable[[Token], bool]:
     exact: set[str] = set()
     prefixes: list[str] = []
     for clause in query.should:

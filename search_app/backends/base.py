@@ -89,7 +89,8 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
 
 
 def visible_sql(filters: Filters) -> tuple[str, list]:
-    conditions, params = [], []
+    conditions: list[str] = []
+    params: list[object] = []
     if filters.roles:
         conditions.append(f"role IN ({', '.join(['%s'] * len(filters.roles))})")
         params.extend(filters.roles)

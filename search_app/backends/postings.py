@@ -39,7 +39,8 @@ def rank_with_postings(
     """The top `limit` (document id, score) and the number of matching documents."""
     tenants = list(scope.tenant_ids)
     # Every postings read is narrowed the same way: tenants, then (optionally) the conversation.
-    where, where_params = "tenant_id = ANY(%s)", [tenants]
+    where = "tenant_id = ANY(%s)"
+    where_params: list[list[int] | int] = [tenants]
     if scope.conversation_pk is not None:
         where, where_params = where + " AND conversation_id = %s", [tenants, scope.conversation_pk]
     where_p = where.replace("tenant_id", "p.tenant_id").replace("conversation_id", "p.conversation_id")
@@ -86,10 +87,12 @@ def rank_with_postings(
 
         excluded = ""
         if query.must_not:
+            unwanted = [clause.term for clause in query.must_not if isinstance(clause, Term)]
+            assert len(unwanted) == len(query.must_not)  # postings_rankable admits only words after "-"
             excluded = (
                 f"WHERE c.document_id NOT IN (SELECT document_id FROM {POSTINGS} WHERE {where} AND term = ANY(%s))"
             )
-            sql_params += [*where_params, [clause.term for clause in query.must_not]]
+            sql_params += [*where_params, unwanted]
         cursor.execute(
             f"""
             SELECT document_id, score, count(*) OVER () FROM (

@@ -53,6 +53,7 @@ def rank_in_database(
         return [], 0
     terms: dict[str, int] = {}
     for clause in query.should:
+        assert not isinstance(clause, Prefix)  # sql_rankable admits no prefix among the positive clauses
         for term in (clause.term,) if isinstance(clause, Term) else clause.terms:
             terms.setdefault(term, len(terms))
 

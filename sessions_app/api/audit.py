@@ -10,7 +10,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from sessions_app.api.auth import api_error, api_key_required
+from sessions_app.api.auth import ApiRequest, api_error, api_key_required
 from sessions_app.audit import service
 from sessions_app.audit.inputs import AuditInputError
 from sessions_app.models import Source
@@ -28,13 +28,13 @@ def _json_body(request: HttpRequest) -> object:
         raise AuditInputError(f"Invalid JSON: {error}.") from None
 
 
-def _is_server(request: HttpRequest) -> bool:
+def _is_server(request: ApiRequest) -> bool:
     return request.api_key.kind == Source.SERVER
 
 
 @require_POST
 @api_key_required
-def post_receipt(request: HttpRequest) -> JsonResponse:
+def post_receipt(request: ApiRequest) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
@@ -55,7 +55,7 @@ def post_receipt(request: HttpRequest) -> JsonResponse:
 
 @require_POST
 @api_key_required
-def post_wait(request: HttpRequest) -> JsonResponse:
+def post_wait(request: ApiRequest) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
@@ -76,7 +76,7 @@ def post_wait(request: HttpRequest) -> JsonResponse:
 
 @require_POST
 @api_key_required
-def post_prompt_contract(request: HttpRequest, name: str) -> JsonResponse:
+def post_prompt_contract(request: ApiRequest, name: str) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
@@ -95,7 +95,7 @@ def post_prompt_contract(request: HttpRequest, name: str) -> JsonResponse:
 
 @require_GET
 @api_key_required
-def get_run_audit(request: HttpRequest, run_id: str) -> JsonResponse:
+def get_run_audit(request: ApiRequest, run_id: str) -> JsonResponse:
     try:
         run = service.get_run(request.tenant, run_id)
     except AuditInputError as error:

@@ -7,7 +7,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from sessions_app.api.auth import api_error, api_key_required
+from sessions_app.api.auth import ApiRequest, api_error, api_key_required
 from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
 
@@ -27,7 +27,7 @@ def _json_body(request: HttpRequest) -> object:
 
 @require_POST
 @api_key_required
-def post_snapshot(request: HttpRequest) -> JsonResponse:
+def post_snapshot(request: ApiRequest) -> JsonResponse:
     try:
         payload = parse_snapshot(_json_body(request))
         result = ingest_snapshots(request.tenant, [payload], source=request.api_key.kind, via="api")
@@ -71,7 +71,7 @@ def parse_tool_effect(data: object) -> ToolEffectPayload:
 
 @require_POST
 @api_key_required
-def post_tool_effect(request: HttpRequest) -> JsonResponse:
+def post_tool_effect(request: ApiRequest) -> JsonResponse:
     """The harness's tool-effect ledger: started / completed / failed, never arguments or results."""
     try:
         effect = parse_tool_effect(_json_body(request))

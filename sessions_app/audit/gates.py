@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 from pydantic_ai.messages import (
@@ -20,7 +20,9 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
+    ModelRequestPart,
     ModelResponse,
+    ModelResponsePart,
     RetryPromptPart,
     SystemPromptPart,
     ToolReturnPart,
@@ -421,7 +423,7 @@ def check_prompt_continuity(messages: Sequence[ModelMessage], ctx: AuditContext)
 # ---- gate 4: honest tool pairing -----------------------------------------------------------------------
 
 
-def _is_tool_result(part: object) -> bool:
+def _is_tool_result(part: object) -> TypeGuard[ToolReturnPart | RetryPromptPart]:
     if isinstance(part, ToolReturnPart):
         return True
     return isinstance(part, RetryPromptPart) and part.tool_name is not None
@@ -481,6 +483,7 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
     kept = {id(part) for message in repaired for part in message.parts}
     original = {id(part) for message in messages for part in message.parts}
     seen: set[str] = set()
+    part: ModelRequestPart | ModelResponsePart  # the two loops below share the name
 
     for message in messages:
         if not isinstance(message, ModelRequest):

@@ -8,6 +8,7 @@ label), they never copy content into the store.
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sessions_app.audit import gates
 from sessions_app.core.input_errors import RejectedInput
@@ -44,13 +45,13 @@ class ContractInput:
     value: str
 
 
-def _object(data: object, what: str) -> dict:
+def _object(data: object, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise AuditInputError(f"A {what} must be a JSON object, got {type(data).__name__}.")
     return data
 
 
-def _text(data: dict, name: str, *, max_length: int, required: bool = True) -> str:
+def _text(data: dict[str, Any], name: str, *, max_length: int, required: bool = True) -> str:
     value = data.get(name)
     if value is None or value == "":
         if required:

@@ -48,9 +48,11 @@ INSTRUCTIONS = (
 class SearchClient(Protocol):
     """Where the tools get answers: the JSON shapes of GET /api/v1/search and .../messages."""
 
-    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict: ...
+    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict[str, Any]: ...
 
-    def context(self, *, conversation_id: str, run_id: str, position: int, before: int, after: int) -> dict: ...
+    def context(
+        self, *, conversation_id: str, run_id: str, position: int, before: int, after: int
+    ) -> dict[str, Any]: ...
 
 
 class HttpSearchClient:
@@ -61,7 +63,7 @@ class HttpSearchClient:
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}"}
 
-    def _get(self, path: str, params: Mapping[str, Any]) -> dict:
+    def _get(self, path: str, params: Mapping[str, Any]) -> dict[str, Any]:
         response = self._client.get(
             f"{self._base_url}{path}",
             params={k: v for k, v in params.items() if v is not None},
@@ -75,23 +77,24 @@ class HttpSearchClient:
         response.raise_for_status()
         return body
 
-    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict:
+    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict[str, Any]:
         return self._get(
             "/api/v1/search",
             {"q": query, "scope": "conversation", "conversation_id": conversation_id, "run_id": run_id, "limit": limit},
         )
 
-    def context(self, *, conversation_id: str, run_id: str, position: int, before: int, after: int) -> dict:
+    def context(self, *, conversation_id: str, run_id: str, position: int, before: int, after: int) -> dict[str, Any]:
         return self._get(
             f"/api/v1/conversations/{quote(conversation_id, safe='')}/messages",
             {"around": position, "before": before, "after": after, "run_id": run_id},
         )
 
 
-def format_search(query: str, body: dict) -> str:
+def format_search(query: str, body: dict[str, Any]) -> str:
     """The tool's answer, in the reference tool's shape: a header, then one block per hit."""
     if body.get("message"):
-        return body["message"]
+        message: str = body["message"]
+        return message
     results = body.get("results", [])
     note = "\n(The index is catching up: recent history may be missing.)" if body.get("indexing") else ""
     if not results:
@@ -106,7 +109,7 @@ def format_search(query: str, body: dict) -> str:
     return header + "\n\n---\n\n".join(blocks) + footer
 
 
-def format_context(body: dict) -> str:
+def format_context(body: dict[str, Any]) -> str:
     lines = [f"Conversation {body['conversation_id']}, around position {body['around']}:"]
     for message in body["messages"]:
         cut = " […]" if message.get("cut") else ""
@@ -202,5 +205,5 @@ class SessiondeskSearch(AbstractCapability[AgentDepsT]):
             self.client, tool_id=self.tool_id, max_matches=self.max_matches, context_messages=self.context_messages
         )
 
-    def get_instructions(self):
+    def get_instructions(self) -> str | None:
         return INSTRUCTIONS if self.add_instructions else None

@@ -51,7 +51,8 @@ class SessiondeskStepStore:
             except ValueError:
                 detail = response.text
             raise SessiondeskError(f"{path}: {response.status_code} {detail}")
-        return response.json()
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def _pool(self) -> httpx.AsyncClient:
         if self._client is not None:
@@ -75,7 +76,9 @@ class SessiondeskStepStore:
     async def get_run(self, *, run_id: str) -> RunRecord | None:
         return await self._local.get_run(run_id=run_id)
 
-    async def list_runs(self, *, parent_run_id: str | None = None, conversation_id: str | None = None):
+    async def list_runs(
+        self, *, parent_run_id: str | None = None, conversation_id: str | None = None
+    ) -> list[RunRecord]:
         return await self._local.list_runs(parent_run_id=parent_run_id, conversation_id=conversation_id)
 
     async def append_event(self, event: StepEvent) -> None:
@@ -111,10 +114,10 @@ class SessiondeskStepStore:
         for record in self._pending_effects.pop(snapshot.run_id, []):
             await self._send_tool_effect(record)
 
-    async def latest_snapshot(self, *, run_id: str, include_interrupted: bool = False):
+    async def latest_snapshot(self, *, run_id: str, include_interrupted: bool = False) -> ContinuableSnapshot | None:
         return await self._local.latest_snapshot(run_id=run_id, include_interrupted=include_interrupted)
 
-    async def list_snapshots(self, *, run_id: str, include_interrupted: bool = False):
+    async def list_snapshots(self, *, run_id: str, include_interrupted: bool = False) -> list[ContinuableSnapshot]:
         return await self._local.list_snapshots(run_id=run_id, include_interrupted=include_interrupted)
 
     async def record_tool_effect(self, record: ToolEffectRecord) -> None:

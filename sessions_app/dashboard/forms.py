@@ -1,6 +1,8 @@
 """Dashboard forms: filters read from query strings, and the few forms that change something."""
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 from django import forms
 
@@ -21,6 +23,12 @@ def _end_of(day) -> datetime | None:
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
 
 
+def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]) -> None:
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = choices
+
+
 class ConversationFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=4096, label="Text")
     verdict = forms.ChoiceField(required=False)
@@ -34,12 +42,13 @@ class ConversationFilterForm(forms.Form):
 
     def __init__(self, *args, agents: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["verdict"].choices = [("", "Any verdict")] + [(v, v.title()) for v in verdict_choices()]
-        self.fields["state"].choices = [("", "Any state"), *RunState.choices]
+        _set_choices(self, "verdict", [("", "Any verdict")] + [(v, v.title()) for v in verdict_choices()])
+        _set_choices(self, "state", [("", "Any state"), *RunState.choices])
         self.agents = agents or []
 
-    def clean(self):
+    def clean(self) -> dict[str, Any] | None:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         since, until = data.get("since"), data.get("until")
         if since and until and since > until:
             raise forms.ValidationError("'From' must not be after 'Until'.")
@@ -134,9 +143,12 @@ class AuditEventFilterForm(forms.Form):
     def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         known = dict(EventClass.choices)
-        self.fields["event_class"].choices = [("", "Any class")] + [
-            (value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])
-        ]
+        _set_choices(
+            self,
+            "event_class",
+            [("", "Any class")]
+            + [(value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])],
+        )
 
     def filters(self) -> EventFilters:
         data = self.cleaned_data

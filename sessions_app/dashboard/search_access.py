@@ -5,14 +5,22 @@ search_app's. Snippet HTML comes from search_app.snippets, built from escaped te
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 from django.utils.safestring import SafeString, mark_safe
 
 from search_app.errors import SearchError
 from search_app.service import run_search
 from sessions_app.models import Tenant
+
+
+class _Filters(TypedDict):
+    roles: Sequence[str]
+    since: datetime | None
+    until: datetime | None
 
 
 @dataclass
@@ -74,7 +82,7 @@ def search_grouped(
     so a half-typed word still finds something. Words first, because a prefix costs far more to rank: a
     common word as a prefix took seconds at a million messages (bench/pages.py).
     """
-    filters = {"roles": (role,) if role else (), "since": since, "until": until}
+    filters: _Filters = {"roles": (role,) if role else (), "since": since, "until": until}
     try:
         response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
     except SearchError as error:  # an empty or oversized query, a bad filter: search says why

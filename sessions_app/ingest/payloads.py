@@ -5,6 +5,7 @@ names the problem. Pure (no Django): the API, the importers and the live adapter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
@@ -52,7 +53,7 @@ def _format_loc(loc: Sequence[str | int]) -> str:
     return path
 
 
-def _identifier(data: dict, name: str, *, required: bool) -> str:
+def _identifier(data: dict[str, Any], name: str, *, required: bool) -> str:
     value = data.get(name)
     if value is None or value == "":
         if required:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 from functools import wraps
-from typing import TYPE_CHECKING, Concatenate, ParamSpec
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django_htmx.http import HttpResponseClientRedirect
 
 from sessions_app.models import ApiKey, Conversation, Membership, Role, Run, Tenant
@@ -105,41 +105,45 @@ def choose_membership(memberships: list[Membership], wanted_tenant_id: int | Non
     return memberships[0] if memberships else None
 
 
-def memberships_of(user) -> list[Membership]:
+def memberships_of(user: User) -> list[Membership]:
     return list(Membership.objects.filter(user=user).select_related("tenant").order_by("tenant__name", "tenant_id"))
 
 
 def switch_tenant(request: HttpRequest, tenant_slug: str) -> Membership | None:
     """Make `tenant_slug` the current tenant if the user belongs to it; None (nothing changes) otherwise."""
-    membership = (
-        Membership.objects.filter(user=request.user, tenant__slug=tenant_slug).select_related("tenant").first()
-    )
+    user = request.user
+    if not user.is_authenticated:
+        return None  # an anonymous user belongs to no tenant
+    membership = Membership.objects.filter(user=user, tenant__slug=tenant_slug).select_related("tenant").first()
     if membership is not None:
         request.session[SESSION_TENANT_KEY] = membership.tenant_id
     return membership
 
 
 P = ParamSpec("P")
-MemberView = Callable[Concatenate[MemberRequest, P], HttpResponse]
+MemberView = Callable[Concatenate[MemberRequest, P], HttpResponseBase]
 
 
 def _login_redirect(request: HttpRequest) -> HttpResponse:
-    if getattr(request, "htmx", False):
+    htmx: HtmxDetails | None = getattr(request, "htmx", None)
+    if htmx:
         # An expired session during an HTMX swap: send the whole page to the login form, not a fragment.
-        return HttpResponseClientRedirect(f"/login?next={request.htmx.current_url_abs_path or '/'}")
+        return HttpResponseClientRedirect(f"/login?next={htmx.current_url_abs_path or '/'}")
     return redirect_to_login(request.get_full_path())
 
 
-def member_view(action: Action) -> Callable[[MemberView[P]], Callable[Concatenate[HttpRequest, P], HttpResponse]]:
+def member_view(
+    action: Action,
+) -> Callable[[MemberView[P]], Callable[Concatenate[HttpRequest, P], HttpResponseBase]]:
     """Decorate a view that needs a logged-in member allowed to do `action` in the current tenant.
 
     Sets request.tenant, request.membership, request.memberships and request.grants. A user who belongs to no
     tenant, or whose role is too low, gets 403; objects are then fetched with `get_<thing>_for_member`.
     """
 
-    def decorate(view: MemberView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponse]:
+    def decorate(view: MemberView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
             if not request.user.is_authenticated:
                 return _login_redirect(request)
             memberships = memberships_of(request.user)
@@ -148,15 +152,17 @@ def member_view(action: Action) -> Callable[[MemberView[P]], Callable[Concatenat
                 raise PermissionDenied("You are not a member of any tenant yet; ask a tenant admin to add you.")
             if request.session.get(SESSION_TENANT_KEY) != membership.tenant_id:
                 request.session[SESSION_TENANT_KEY] = membership.tenant_id
-            request.tenant = membership.tenant  # type: ignore[attr-defined]
-            request.membership = membership  # type: ignore[attr-defined]
-            request.memberships = memberships  # type: ignore[attr-defined]
-            request.grants = Grants(membership.role)  # type: ignore[attr-defined]
+            # The same object, from here on known to carry what MemberRequest declares.
+            member = cast(MemberRequest, request)
+            member.tenant = membership.tenant
+            member.membership = membership
+            member.memberships = memberships
+            member.grants = Grants(membership.role)
             if not role_allows(membership.role, action):
                 raise PermissionDenied(f"Your role ({membership.role}) does not allow this page.")
-            return view(request, *args, **kwargs)  # type: ignore[arg-type]
+            return view(member, *args, **kwargs)
 
-        wrapped.required_action = action  # type: ignore[attr-defined]
+        wrapped.required_action = action  # type: ignore[attr-defined]  # a marker on the function object, for introspection
         return wrapped
 
     return decorate

@@ -4,6 +4,7 @@ Helpers here only ever narrow a queryset to a tenant; anything outside it is ind
 something that does not exist (404).
 """
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import CommandError
 from django.db.models import Model, QuerySet
 from django.http import Http404
@@ -11,16 +12,16 @@ from django.http import Http404
 from sessions_app.models import Tenant
 
 
-def scoped[M: Model](model: type[M], tenant) -> QuerySet[M]:
+def scoped[M: Model](model: type[M], tenant: Tenant) -> QuerySet[M]:
     """All rows of `model` that belong to `tenant`."""
     return model._default_manager.filter(tenant=tenant)
 
 
-def get_scoped_or_404[M: Model](model: type[M], tenant, **lookup) -> M:
+def get_scoped_or_404[M: Model](model: type[M], tenant: Tenant, **lookup: object) -> M:
     """One row of `tenant`, or 404 exactly as for a row that does not exist."""
     try:
         return scoped(model, tenant).get(**lookup)
-    except model.DoesNotExist:
+    except ObjectDoesNotExist:  # what .get() raises here: model.DoesNotExist
         raise Http404(f"No {model._meta.verbose_name} matches the given query.") from None
 
 

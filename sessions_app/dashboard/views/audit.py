@@ -1,6 +1,6 @@
 """Operator pages over the replay audit: repairs across the tenant, the audit event log (and CSV), one run."""
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -45,7 +45,7 @@ def audit_events(request: MemberRequest) -> HttpResponse:
 
 @require_GET
 @member_view(Action.VIEW_AUDIT)
-def audit_events_csv(request: MemberRequest) -> HttpResponse:
+def audit_events_csv(request: MemberRequest) -> HttpResponseBase:
     form = _event_form(request)
     if not form.is_valid():
         return HttpResponse("Invalid filter: " + form.errors.as_text(), status=400, content_type="text/plain")

@@ -23,7 +23,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponse:
     form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
     context: dict = {"section": "conversations", "form": form}
     if not form.is_valid():
-        context.update(rows=[], next_cursor=None, error=" ".join(e for errs in form.errors.values() for e in errs))
+        context.update(rows=[], next_cursor=None, error=" ".join(str(e) for errs in form.errors.values() for e in errs))
         return render(request, "conversations.html", context, status=400)
     filters = form.filters()
     sort = conversation_list.SORTS[form.sort_key()]

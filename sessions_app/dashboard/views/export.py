@@ -1,6 +1,6 @@
 """Exports for admins: one conversation, or every conversation a filter selects, streamed; each one audited."""
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
@@ -25,7 +25,7 @@ def _bad_format() -> HttpResponse:
 
 @require_GET
 @member_view(Action.EXPORT)
-def export_one(request: MemberRequest, pk: int) -> HttpResponse:
+def export_one(request: MemberRequest, pk: int) -> HttpResponseBase:
     conversation = get_conversation_for_member(request, pk)
     fmt = _format(request)
     if fmt is None:
@@ -41,7 +41,7 @@ def export_one(request: MemberRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @member_view(Action.EXPORT)
-def export_page(request: MemberRequest) -> HttpResponse:
+def export_page(request: MemberRequest) -> HttpResponseBase:
     form = ConversationFilterForm(request.GET or None, agents=conversation_list.agent_names(request.tenant))
     count = None
     if form.is_bound and form.is_valid():
@@ -61,7 +61,7 @@ def export_page(request: MemberRequest) -> HttpResponse:
 
 @require_GET
 @member_view(Action.EXPORT)
-def export_many(request: MemberRequest) -> HttpResponse:
+def export_many(request: MemberRequest) -> HttpResponseBase:
     """Every conversation the filter selects, streamed in id order (memory stays flat)."""
     fmt = _format(request)
     if fmt is None:

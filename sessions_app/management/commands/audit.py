@@ -1,4 +1,5 @@
 import json
+from collections.abc import Iterable
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -40,6 +41,7 @@ class Command(BaseCommand):
         if not options["tenant"]:
             raise CommandError("--tenant is required with --run or --all.")
         tenant = tenant_for_command(options["tenant"])
+        runs: Iterable[Run]
         if options["run"]:
             try:
                 runs = [service.get_run(tenant, options["run"])]
