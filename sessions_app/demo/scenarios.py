@@ -117,9 +117,8 @@ def _model_for(script: _RunScript) -> FunctionModel:
 
 
 async def _summarize(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    prompt = "".join(
-        part.content for m in messages for part in m.parts if isinstance(getattr(part, "content", None), str)
-    )
+    contents = (getattr(part, "content", None) for m in messages for part in m.parts)
+    prompt = "".join(content for content in contents if isinstance(content, str))
     calls = prompt.count("Tool Call") or prompt.count("tool_call") or 1
     text = f"Summary: the user asked for help; the agent made about {calls} tool calls and reported results."
     return ModelResponse(parts=[TextPart(text)], usage=RequestUsage(input_tokens=200, output_tokens=30))
@@ -129,22 +128,33 @@ def _compaction(plan: ConversationPlan) -> list[Any]:
     kind = plan.compaction
     if kind is None:
         return []
-    common = {"max_messages": plan.max_messages, "keep_messages": plan.keep_messages}
+    limits = plan.max_messages, plan.keep_messages
     if kind == "sliding_window":
-        return [SlidingWindowCompaction(**common)]
+        return [SlidingWindowCompaction(max_messages=limits[0], keep_messages=limits[1])]
     if kind == "sliding_window_no_first":
-        return [SlidingWindowCompaction(**common, preserve_first_user_message=False, receipts=True)]
+        return [
+            SlidingWindowCompaction(
+                max_messages=limits[0], keep_messages=limits[1], preserve_first_user_message=False, receipts=True
+            )
+        ]
     summarizer = FunctionModel(_summarize, model_name="scenario-summarizer")
     if kind == "summarizing":
-        return [SummarizingCompaction(model=summarizer, **common)]
+        return [SummarizingCompaction(model=summarizer, max_messages=limits[0], keep_messages=limits[1])]
     return [
         SummarizingCompaction(
-            model=summarizer, **common, preserve_first_user_message=False, receipts=True, incremental=False
+            model=summarizer,
+            max_messages=limits[0],
+            keep_messages=limits[1],
+            preserve_first_user_message=False,
+            receipts=True,
+            incremental=False,
         )
     ]
 
 
-def _agent(plan: ConversationPlan, script: _RunScript, persistence: StepPersistence, compact: bool) -> Agent:
+def _agent(
+    plan: ConversationPlan, script: _RunScript, persistence: StepPersistence, compact: bool
+) -> Agent[None, str]:
     results = script.results()
 
     async def use_tool(ctx: RunContext[None], argument: str) -> str:
@@ -158,7 +168,7 @@ def _agent(plan: ConversationPlan, script: _RunScript, persistence: StepPersiste
         _model_for(script), system_prompt=plan.system_prompt, capabilities=capabilities, name=plan.agent_name
     )
     for name in sorted({step.tool for step in script.turn.steps}):
-        agent.tool(use_tool, name=name, description=f"The {name} tool.")
+        agent.tool(name=name, description=f"The {name} tool.")(use_tool)
     return agent
 
 

@@ -173,8 +173,8 @@ def _known_snapshots(tenant: Tenant, runs: Iterable[Run]) -> dict[tuple, int]:
     return known
 
 
-def _identities(run: Run, item: _Prepared) -> list[tuple]:
-    identities = [("content", run.id, item.payload.step, item.payload.state, item.digest)]
+def _identities(run: Run, item: _Prepared) -> list[tuple[object, ...]]:
+    identities: list[tuple[object, ...]] = [("content", run.id, item.payload.step, item.payload.state, item.digest)]
     if item.payload.idempotency_key:
         identities.insert(0, ("key", run.id, item.payload.idempotency_key))
     return identities
@@ -308,13 +308,13 @@ def _ingest(
         Run.objects.bulk_update(
             list(touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
         )
-        known = {
+        validated = {
             message_ids[sha]: message
             for item in fresh
             for sha, message in zip(item.shas, item.payload.messages, strict=True)
         }
         for conversation in {run.conversation for run in touched_runs.values()}:
-            rebuild_transcript(conversation, known)
+            rebuild_transcript(conversation, validated)
         for run in touched_runs.values():
             audit_run(run)
     return result

@@ -56,7 +56,7 @@ def load_run_inputs(
         placed.append(
             SnapshotInput(
                 seq=len(placed),
-                state=snapshot.state,
+                state="complete" if snapshot.state == "complete" else "interrupted",
                 messages=[objects[mid] for mid in message_ids_by_snapshot.get(snapshot.id, [])],
             )
         )
