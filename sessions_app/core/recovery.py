@@ -114,7 +114,7 @@ def _canonical(message: ModelMessage) -> ModelMessage:
         parts = [p for p in message.parts if not isinstance(p, InstructionDeltaPart | InstructionBaselinePart)]
         return replace(message, parts=parts, timestamp=None, run_id=None, conversation_id=None, instructions=None)
     # A response's timestamp is declared non-optional, but the hash must not see when it was stamped.
-    return replace(message, timestamp=None, run_id=None, conversation_id=None)  # type: ignore[arg-type]
+    return replace(message, timestamp=None, run_id=None, conversation_id=None)  # type: ignore[arg-type]  # see above
 
 
 def message_hash(message: ModelMessage) -> str:
@@ -326,9 +326,10 @@ class _Entry:
         return self.part_keys() if isinstance(self.message, ModelRequest) else []
 
     def part_keys(self) -> list[str]:
-        # Computed once per record entry: the kept-prefix check asks for them snapshot after snapshot.
+        # Computed once per record entry: the kept-prefix check asks for them snapshot after snapshot. A response's
+        # parts are keyed the same way (by their content hash), though `_part_key` is typed for request parts.
         if self._part_keys is None:
-            self._part_keys = [_part_key(p) for p in self.message.parts]  # type: ignore[arg-type]
+            self._part_keys = [_part_key(p) for p in self.message.parts]  # type: ignore[arg-type]  # see above
         return self._part_keys
 
 

@@ -66,11 +66,11 @@ def _scripted_clock() -> Iterator[type[_ScriptedClock]]:
     # would all be stamped with the seconds `seed_demo` ran in, and a recorded plan could not be repeated
     # byte for byte. Only demo and test code ever enter this context; the product never does.
     original = pydantic_ai_utils.datetime
-    pydantic_ai_utils.datetime = _ScriptedClock  # type: ignore[misc,assignment]
+    pydantic_ai_utils.datetime = _ScriptedClock  # type: ignore[misc,assignment]  # a stand-in class for the module name
     try:
         yield _ScriptedClock
     finally:
-        pydantic_ai_utils.datetime = original  # type: ignore[misc]
+        pydantic_ai_utils.datetime = original  # type: ignore[misc]  # restoring the module name
 
 
 # --- the scripted agent ----------------------------------------------------------------------------------
