@@ -9,6 +9,7 @@ urlpatterns = [
     path("tool-effects", snapshots.post_tool_effect, name="api-tool-effects"),
     path("receipts", audit.post_receipt, name="api-receipts"),
     path("waits", audit.post_wait, name="api-waits"),
+    path("waits/resolve", audit.post_wait_resolution, name="api-wait-resolve"),
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
 ]

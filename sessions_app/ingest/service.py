@@ -12,11 +12,13 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import audit_run
 from sessions_app.core.recovery import message_hash
 from sessions_app.core.serialization import dump_message
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, is_final, run_start
 from sessions_app.models import (
+    ApiKey,
     Conversation,
     Run,
     RunState,
@@ -183,11 +185,13 @@ def ingest_snapshots(
     source: str,
     via: str,
     tool_effects: Sequence[ToolEffectPayload] = (),
+    api_key: ApiKey | None = None,
 ) -> IngestResult:
     """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
 
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
-    anything raises IngestError and leaves the database as it was.
+    anything raises IngestError and leaves the database as it was. `api_key` is the key that wrote the batch
+    (None for imports); a snapshot's principal is stored as a keyed hash and claims an unowned conversation.
     """
     prepared = [_prepare(payload) for payload in payloads]
     result = IngestResult()
@@ -221,6 +225,8 @@ def ingest_snapshots(
             run = runs[item.payload.run_id]
             snapshot_source = Source.CLIENT if item.payload.client_supplied else source
             next_seq[run.id] = next_seq.get(run.id, 0) + 1
+            principal = principal_hash(tenant.id, item.payload.principal)
+            claim_conversation(run.conversation, principal)
             snapshots.append(
                 Snapshot(
                     tenant=tenant,
@@ -233,6 +239,8 @@ def ingest_snapshots(
                     idempotency_key=item.payload.idempotency_key,
                     digest=item.digest,
                     message_count=len(item.shas),
+                    api_key=api_key,
+                    principal_hash=principal,
                 )
             )
             _note_snapshot_on_run(run, item.payload, snapshot_source)
