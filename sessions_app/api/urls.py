@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sessions_app.api import audit, snapshots
+from sessions_app.api import audit, replay, snapshots
 
 urlpatterns = [
     path("snapshots", snapshots.post_snapshot, name="api-snapshots"),
@@ -12,4 +12,5 @@ urlpatterns = [
     path("waits/resolve", audit.post_wait_resolution, name="api-wait-resolve"),
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
+    path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),
 ]
