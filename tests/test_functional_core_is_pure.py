@@ -18,6 +18,7 @@ PURE_MODULES = [
     "sessions_app.core.transcript_layout",
     "sessions_app.ingest.payloads",
     "sessions_app.client.search",
+    "sessions_app.client.replay",
     "search_app.errors",
     "sessions_app.audit.digests",
     "sessions_app.audit.gates",
