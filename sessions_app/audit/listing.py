@@ -73,7 +73,16 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
     return events, None
 
 
-CSV_COLUMNS = ("observed_at", "event_class", "conversation_id", "run_id", "tool_call_hash", "actor")
+CSV_COLUMNS = (
+    "observed_at",
+    "event_class",
+    "conversation_id",
+    "run_id",
+    "tool_call_hash",
+    "actor",
+    "verdict",
+    "principal_hash",
+)
 
 
 def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
