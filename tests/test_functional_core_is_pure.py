@@ -19,6 +19,7 @@ PURE_MODULES = [
     "sessions_app.ingest.payloads",
     "sessions_app.demo.plans",
     "sessions_app.client.search",
+    "sessions_app.client.replay",
     "search_app.errors",
     "sessions_app.audit.digests",
     "sessions_app.audit.gates",

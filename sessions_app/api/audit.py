@@ -76,6 +76,28 @@ def post_wait(request: ApiRequest) -> JsonResponse:
 
 @require_POST
 @api_key_required
+def post_wait_resolution(request: ApiRequest) -> JsonResponse:
+    """Resolve a run's open wait by presenting its resume token; the run is re-audited."""
+    if not _is_server(request):
+        return api_error(403, SERVER_KEY_REQUIRED)
+    try:
+        wait, report = service.resolve_wait(
+            request.tenant, _json_body(request), actor=f"api-key:{request.api_key.prefix}"
+        )
+    except AuditInputError as error:
+        return api_error(error.status, error.message)
+    return JsonResponse(
+        {
+            "wait_id": wait.id,
+            "run_id": report.run_id,
+            "resolved_at": wait.resolved_at.isoformat() if wait.resolved_at else None,
+            "verdict": report.verdict,
+        }
+    )
+
+
+@require_POST
+@api_key_required
 def post_prompt_contract(request: ApiRequest, name: str) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)

@@ -30,7 +30,9 @@ def _json_body(request: HttpRequest) -> object:
 def post_snapshot(request: ApiRequest) -> JsonResponse:
     try:
         payload = parse_snapshot(_json_body(request))
-        result = ingest_snapshots(request.tenant, [payload], source=request.api_key.kind, via="api")
+        result = ingest_snapshots(
+            request.tenant, [payload], source=request.api_key.kind, via="api", api_key=request.api_key
+        )
     except IngestError as error:
         return api_error(error.status, error.message)
     created = bool(result.created)

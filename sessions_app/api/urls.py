@@ -2,13 +2,15 @@
 
 from django.urls import path
 
-from sessions_app.api import audit, snapshots
+from sessions_app.api import audit, replay, snapshots
 
 urlpatterns = [
     path("snapshots", snapshots.post_snapshot, name="api-snapshots"),
     path("tool-effects", snapshots.post_tool_effect, name="api-tool-effects"),
     path("receipts", audit.post_receipt, name="api-receipts"),
     path("waits", audit.post_wait, name="api-waits"),
+    path("waits/resolve", audit.post_wait_resolution, name="api-wait-resolve"),
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
+    path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),
 ]

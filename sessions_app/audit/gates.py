@@ -67,6 +67,9 @@ MEMBER_CHANGED = "member_changed"
 CREDENTIAL_REVEALED = "credential_revealed"
 REDACTION_CHANGED = "redaction_changed"
 RETENTION_CHANGED = "retention_changed"
+WAIT_RESOLVED = "wait_resolved"
+REPLAY_ALLOWED = "replay_allowed"
+REPLAY_REFUSED = "replay_refused"
 EVENT_CLASSES: tuple[str, ...] = (
     ORPHAN_REMOVED,
     INTERRUPTED_SYNTHESIZED,
@@ -84,6 +87,9 @@ EVENT_CLASSES: tuple[str, ...] = (
     CREDENTIAL_REVEALED,
     REDACTION_CHANGED,
     RETENTION_CHANGED,
+    WAIT_RESOLVED,
+    REPLAY_ALLOWED,
+    REPLAY_REFUSED,
 )
 
 # Evidence levels of an outcome receipt, weakest first. Only OUTCOME proves an effect exists.
@@ -154,6 +160,11 @@ class AuditContext:
     history, which ones this tenant owns and which ones are really run ids; the service looks them up so the
     gate can stay pure. `tool_effects` maps tool-call id to ledger status, or is None when no ledger was
     ingested for the run.
+
+    Principals are keyed hashes (never the raw string): `owner_principal_hash` is the conversation's owner
+    (its first principal, empty when none was ever given), `run_principal_hashes` the principals this run's
+    snapshots were written for, and `replay_principal_hash` the principal a replay is asked for (None when
+    this audit is not answering a replay request; "" when the request named no principal).
     """
 
     run_id: str
@@ -171,6 +182,9 @@ class AuditContext:
     tool_effects: Mapping[str, str] | None = None
     receipts: tuple[ReceiptFact, ...] = ()
     waits: tuple[WaitFact, ...] = field(default=())
+    owner_principal_hash: str = ""
+    run_principal_hashes: frozenset[str] = frozenset()
+    replay_principal_hash: str | None = None
 
 
 # ---- loading -------------------------------------------------------------------------------------------
@@ -595,16 +609,49 @@ def check_conversation_scope(messages: Sequence[ModelMessage], ctx: AuditContext
                 conversation_id=ctx.conversation_id,
             )
         )
+    findings.extend(_principal_drift(ctx))
+    return findings
+
+
+def short_principal(principal_hash: str) -> str:
+    """How a principal is shown: the first 12 hex digits of its keyed hash, or 'none'."""
+    return f"{principal_hash[:12]}…" if principal_hash else "none"
+
+
+def _principal_drift(ctx: AuditContext) -> list[Finding]:
+    """The conversation belongs to its first principal: a run written for another one, or a replay asked for
+    another one (or for none), is history moving from one authorization to another."""
+    owner = ctx.owner_principal_hash
+    if not owner:
+        return []
+    findings = [
+        _scope(
+            "principal:" + other[:16],
+            f"This run was written for principal {short_principal(other)}, but conversation "
+            f"'{ctx.conversation_id}' belongs to principal {short_principal(owner)}.",
+            conversation_id=ctx.conversation_id,
+        )
+        for other in sorted(ctx.run_principal_hashes - {owner, ""})
+    ]
+    requested = ctx.replay_principal_hash
+    if requested is not None and requested != owner:
+        asked = f"principal {short_principal(requested)}" if requested else "no principal"
+        findings.append(
+            _scope(
+                "replay_principal:" + (requested[:16] or "none"),
+                f"Replay was asked for {asked}, but conversation '{ctx.conversation_id}' belongs to "
+                f"principal {short_principal(owner)}.",
+                conversation_id=ctx.conversation_id,
+            )
+        )
     return findings
 
 
 # ---- gate 6: outcome receipt ---------------------------------------------------------------------------
 
 
-def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
-    """Gate 6: an outcome receipt for every effect the run claims; else a live wait; else stuck or missing."""
-    if not any(isinstance(m, ModelResponse) for m in messages):
-        return []  # nothing was produced yet, so there is no effect to prove
+def _unproven_effects(ctx: AuditContext) -> str | None:
+    """What the receipts fail to prove, or None when every effect they name has outcome evidence."""
     best: dict[str, int] = {}
     for receipt in ctx.receipts:
         level = EVIDENCE_LEVELS.index(receipt.evidence)
@@ -612,13 +659,27 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
     outcome = EVIDENCE_LEVELS.index(OUTCOME)
     unproven = sorted(effect for effect, level in best.items() if level < outcome)
     if best and not unproven:
-        return []
+        return None
     if unproven:
-        what = "; ".join(f"'{e}' has only {EVIDENCE_LEVELS[best[e]]} evidence" for e in unproven)
-    else:
-        what = "There is no receipt for this run"
+        return "; ".join(f"'{e}' has only {EVIDENCE_LEVELS[best[e]]} evidence" for e in unproven)
+    return "There is no receipt for this run"
+
+
+def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
+    """Gate 6: an outcome receipt for every effect the run claims; a live wait first; else stuck or missing.
+
+    An unresolved wait whose deadline is ahead makes the run WAITING whether or not its history holds a model
+    response (or receipts): a person's decision is pending, and resuming now would go past that person. Past
+    its deadline the run is STUCK, unless outcome receipts prove every effect.
+    """
+    responded = any(isinstance(m, ModelResponse) for m in messages)
     open_waits = [w for w in ctx.waits if not w.resolved]
     live = [w for w in open_waits if w.deadline > ctx.now]
+    gap = _unproven_effects(ctx)
+    if not responded and gap is not None:
+        what = "The history holds no model response yet"
+    else:
+        what = gap or "Every effect has an outcome receipt"
     if live:
         wait = min(live, key=lambda w: w.deadline)
         return [
@@ -633,6 +694,8 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
                 ),
             )
         ]
+    if gap is None or (not responded and not open_waits):
+        return []  # proven, or nothing was produced yet and nobody is waiting: no effect to prove
     if open_waits:
         wait = max(open_waits, key=lambda w: w.deadline)
         return [
@@ -653,7 +716,7 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
             code=v.MISSING_OUTCOME_RECEIPT,
             event_class=MISSING_RECEIPT,
             key="missing_receipt",
-            detail=f"{what}: nothing proves the intended effect exists.",
+            detail=f"{gap}: nothing proves the intended effect exists.",
         )
     ]
 

@@ -39,6 +39,12 @@ class WaitInput:
 
 
 @dataclass(frozen=True)
+class WaitResolutionInput:
+    run_id: str
+    resume_token: str
+
+
+@dataclass(frozen=True)
 class ContractInput:
     agent_name: str
     kind: str
@@ -112,6 +118,39 @@ def parse_wait(data: object, *, now: datetime) -> WaitInput:
         deadline=deadline,
         resume_token=token,
     )
+
+
+def parse_resume_token(value: object) -> str:
+    if value is None or value == "":
+        raise AuditInputError("'resume_token' is required.")
+    if not isinstance(value, str) or not 16 <= len(value) <= 500:
+        raise AuditInputError("'resume_token' must be a string of 16 to 500 characters.")
+    return value
+
+
+def parse_wait_resolution(data: object) -> WaitResolutionInput:
+    body = _object(data, "wait resolution")
+    return WaitResolutionInput(
+        run_id=_text(body, "run_id", max_length=200), resume_token=parse_resume_token(body.get("resume_token"))
+    )
+
+
+MAX_PRINCIPAL_LENGTH = 500
+
+
+def parse_principal(value: object) -> str | None:
+    """A principal a replay is asked for: None when not given, else a non-empty single-line string."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise AuditInputError(f"'principal' must be a string, got {type(value).__name__}.")
+    if not value.strip():
+        raise AuditInputError("'principal' must not be empty (omit it instead).")
+    if len(value) > MAX_PRINCIPAL_LENGTH:
+        raise AuditInputError(f"'principal' is longer than {MAX_PRINCIPAL_LENGTH} characters.")
+    if "\n" in value or "\r" in value:
+        raise AuditInputError("'principal' must be a single line.")
+    return value
 
 
 def parse_prompt_contract(agent_name: str, data: object) -> ContractInput:

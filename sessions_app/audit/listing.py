@@ -73,7 +73,16 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
     return events, None
 
 
-CSV_COLUMNS = ("observed_at", "event_class", "conversation_id", "run_id", "tool_call_hash", "actor")
+CSV_COLUMNS = (
+    "observed_at",
+    "event_class",
+    "conversation_id",
+    "run_id",
+    "tool_call_hash",
+    "actor",
+    "verdict",
+    "principal_hash",
+)
 
 
 def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
@@ -114,18 +123,45 @@ def event_classes() -> list[str]:
     return list(gates.EVENT_CLASSES)
 
 
+REPLAY_EVENTS_SHOWN = 20
+
+
 @dataclass
 class RunAudit:
     run: Run
     report: AuditReport
     receipts: list[Receipt]
     waits: list[Wait]
+    owner_principal: str = ""  # keyed hashes, shown truncated
+    run_principals: tuple[str, ...] = ()
+    replay_events: tuple[AuditEvent, ...] = ()
+
+    @property
+    def open_waits(self) -> list[Wait]:
+        return [wait for wait in self.waits if wait.resolved_at is None]
 
 
 def run_audit(tenant: Tenant, run: Run) -> RunAudit:
+    from sessions_app.audit import gates
+    from sessions_app.models import Conversation, Snapshot
+
+    owner = (
+        scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
+    ).first()
+    principals = scoped(Snapshot, tenant).filter(run=run).exclude(principal_hash="")
     return RunAudit(
         run=run,
         report=service.audit_report(run),
         receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
         waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
+        owner_principal=owner or "",
+        run_principals=tuple(sorted(set(principals.values_list("principal_hash", flat=True)))),
+        replay_events=tuple(
+            service.list_audit_events(
+                tenant,
+                event_classes=[gates.REPLAY_ALLOWED, gates.REPLAY_REFUSED],
+                conversation_id=run.conversation.external_id,
+                limit=REPLAY_EVENTS_SHOWN,
+            )
+        ),
     )

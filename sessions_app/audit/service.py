@@ -6,6 +6,7 @@ Every function here is the one service for its use case; the API views, the mana
 and the dashboard all call these.
 """
 
+import hmac
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from sessions_app.audit.inputs import (
     parse_prompt_contract,
     parse_receipt,
     parse_wait,
+    parse_wait_resolution,
 )
 from sessions_app.audit.verdict import verdict_rank
 from sessions_app.models import (
@@ -100,6 +102,11 @@ def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list]:
         parent_conversation_id = parent.conversation.external_id if parent else None
     contract = scoped(PromptContract, tenant).filter(agent_name=run.agent_name).first()
     effects = dict(scoped(ToolEffect, tenant).filter(run=run).values_list("tool_call_id", "status"))
+    # Read afresh: ingestion may have claimed the conversation for its first principal a moment ago.
+    owner = (
+        scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
+    ).first()
+    run_principals = set(scoped(Snapshot, tenant).filter(run=run).values_list("principal_hash", flat=True))
 
     ctx = gates.AuditContext(
         run_id=run.run_id,
@@ -138,6 +145,8 @@ def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list]:
             .filter(run=run)
             .values_list("owner", "decision", "deadline", "resolved_at")
         ),
+        owner_principal_hash=owner or "",
+        run_principal_hashes=frozenset(run_principals - {""}),
     )
     return ctx, messages
 
@@ -284,6 +293,40 @@ def add_wait(
     return wait, generated, report
 
 
+class TokenMismatch(AuditInputError):
+    def __init__(self) -> None:
+        super().__init__("'resume_token' does not match an open wait of this run.", status=403)
+
+
+def resolve_wait(
+    tenant: Tenant, data: object, *, actor: str = "", now: datetime | None = None
+) -> tuple[Wait, AuditReport]:
+    """Resolve the open wait of a run whose resume token is presented (checked against the stored hash), then
+    re-audit the run. A token that matches no open wait changes nothing."""
+    now = now or timezone.now()
+    parsed = parse_wait_resolution(data)
+    presented = hash_resume_token(parsed.resume_token)
+    with transaction.atomic():
+        run = get_run(tenant, parsed.run_id)
+        open_waits = scoped(Wait, tenant).select_for_update().filter(run=run, resolved_at__isnull=True)
+        wait = next((w for w in open_waits if hmac.compare_digest(w.resume_token_hash, presented)), None)
+        if wait is None:
+            raise TokenMismatch()
+        wait.resolved_at = now
+        wait.resolved_by = actor[:200]
+        wait.save(update_fields=["resolved_at", "resolved_by"])
+        record_event(
+            tenant,
+            gates.WAIT_RESOLVED,
+            actor=actor,
+            conversation_id=run.conversation.external_id,
+            run_id=run.run_id,
+            now=now,
+        )
+        report = audit_run(run, now=now)
+    return wait, report
+
+
 # An agent can have many thousands of runs; re-auditing them all inside one request would hold it for minutes.
 # The most recent ones are re-audited at once, the rest are marked due for `manage.py audit --refresh-due`
 # (and for `audit_report`, which re-audits a due run when it is read).
@@ -348,8 +391,11 @@ def record_event(
     conversation_id: str = "",
     run_id: str = "",
     now: datetime | None = None,
+    verdict: str = "",
+    principal_hash: str = "",
 ) -> AuditEvent:
-    """Append an event that is not an audit finding: an export, a key created or revoked, a member changed."""
+    """Append an event that is not an audit finding: an export, a key created or revoked, a member changed, a
+    wait resolved, a replay allowed or refused (with its verdict and the requested principal's keyed hash)."""
     if event_class not in gates.EVENT_CLASSES:
         raise AuditInputError(f"Unknown audit event class {event_class!r}.")
     return AuditEvent.objects.create(
@@ -359,6 +405,8 @@ def record_event(
         conversation_id=conversation_id[:200],
         run_id=run_id[:200],
         observed_at=now or timezone.now(),
+        verdict=verdict,
+        principal_hash=principal_hash,
     )
 
 

@@ -31,7 +31,17 @@ class SessiondeskError(RuntimeError):
 
 
 class SessiondeskStepStore:
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 10.0,
+        client: httpx.AsyncClient | None = None,
+        principal: str | None = None,
+    ):
+        # The end user or authorization this agent's history is loaded for (opaque; the server keeps a keyed hash).
+        self._principal = principal
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self._timeout = timeout
@@ -107,6 +117,7 @@ class SessiondeskStepStore:
                 "idempotency_key": snapshot.idempotency_key,
                 "started_at": run.started_at.isoformat() if run and run.started_at else None,
                 "messages": ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"),
+                **({"principal": self._principal} if self._principal else {}),
             },
         )
         await self._local.save_snapshot(snapshot)

@@ -177,3 +177,13 @@ class WaitForm(forms.Form):
     resume_token = forms.CharField(
         required=False, max_length=500, help_text="Optional; stored only as a hash.", label="Resume token"
     )
+
+
+class ResolveWaitForm(forms.Form):
+    resume_token = forms.CharField(
+        max_length=500,
+        min_length=16,
+        label="Resume token",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="The token given when the wait was recorded; checked against its stored hash.",
+    )

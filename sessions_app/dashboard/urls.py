@@ -39,6 +39,7 @@ urlpatterns = [
     path("runs/<int:pk>/receipts/", receipts.receipts_and_waits, name="receipts"),
     path("runs/<int:pk>/receipts/add", receipts.add_receipt, name="add-receipt"),
     path("runs/<int:pk>/waits/add", receipts.add_wait, name="add-wait"),
+    path("runs/<int:pk>/waits/resolve", receipts.resolve_wait, name="resolve-wait"),
     path("runs/<int:pk>/audit", audit.run_audit, name="run-audit"),
     path("search/", search.search_page, name="search"),
     path("repairs/", audit.repairs, name="repairs"),

@@ -15,6 +15,7 @@ from sessions_app.core.serialization import validate_messages
 
 SOURCES = ("server", "client")
 MAX_ID_LENGTH = 200
+MAX_PRINCIPAL_LENGTH = 500
 STATES = ("complete", "interrupted")
 
 
@@ -34,6 +35,7 @@ class SnapshotPayload:
     idempotency_key: str = ""
     client_supplied: bool = False
     started_at: datetime | None = None
+    principal: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,22 @@ def _identifier(data: dict[str, Any], name: str, *, required: bool) -> str:
         raise IngestError(f"'{name}' must be a string, got {type(value).__name__}.")
     if len(value) > MAX_ID_LENGTH:
         raise IngestError(f"'{name}' is longer than {MAX_ID_LENGTH} characters.")
+    return value
+
+
+def _principal(data: dict[str, object]) -> str:
+    """The end user or authorization the history was loaded for: opaque, optional, hashed by the service."""
+    value = data.get("principal")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise IngestError(f"'principal' must be a string, got {type(value).__name__}.")
+    if not value.strip():
+        raise IngestError("'principal' must not be empty (omit it instead).")
+    if len(value) > MAX_PRINCIPAL_LENGTH:
+        raise IngestError(f"'principal' is longer than {MAX_PRINCIPAL_LENGTH} characters.")
+    if "\n" in value or "\r" in value:
+        raise IngestError("'principal' must be a single line.")
     return value
 
 
@@ -105,6 +123,7 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         messages=messages,
         client_supplied=source == "client",
         started_at=started_at,
+        principal=_principal(data),
     )
 
 

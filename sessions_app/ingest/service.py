@@ -15,6 +15,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import audit_run
 from sessions_app.core.recovery import message_hash
 from sessions_app.core.serialization import dump_message
@@ -27,6 +28,7 @@ from sessions_app.ingest.payloads import (
     run_start,
 )
 from sessions_app.models import (
+    ApiKey,
     Conversation,
     Run,
     RunState,
@@ -209,21 +211,23 @@ def ingest_snapshots(
     source: str,
     via: str,
     tool_effects: Sequence[ToolEffectPayload] = (),
+    api_key: ApiKey | None = None,
 ) -> IngestResult:
     """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
 
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
-    anything raises IngestError and leaves the database as it was.
+    anything raises IngestError and leaves the database as it was. `api_key` is the key that wrote the batch
+    (None for imports); a snapshot's principal is stored as a keyed hash and claims an unowned conversation.
     """
     for payload in payloads:
         check_snapshot_size(payload, settings.SESSIONDESK_MAX_SNAPSHOT_MESSAGES)
     prepared = [_prepare(payload) for payload in payloads]
     if connection.in_atomic_block:
         # Part of a caller's transaction (seed_demo): a failed attempt cannot be retried on its own.
-        return _ingest(tenant, prepared, source, via, tool_effects)
+        return _ingest(tenant, prepared, source, via, tool_effects, api_key)
     for attempt in range(WRITE_ATTEMPTS):
         try:
-            return _ingest(tenant, prepared, source, via, tool_effects)
+            return _ingest(tenant, prepared, source, via, tool_effects, api_key)
         except (OperationalError, IntegrityError) as error:
             # A locked SQLite database, a PostgreSQL deadlock or serialization failure, or a unique key another
             # writer took between our read and our write: the transaction rolled back whole, so try again.
@@ -238,6 +242,7 @@ def _ingest(
     source: str,
     via: str,
     tool_effects: Sequence[ToolEffectPayload],
+    api_key: ApiKey | None,
 ) -> IngestResult:
     result = IngestResult()
     with transaction.atomic():
@@ -276,6 +281,8 @@ def _ingest(
             run = runs[item.payload.run_id]
             snapshot_source = Source.CLIENT if item.payload.client_supplied else source
             next_seq[run.id] = next_seq.get(run.id, 0) + 1
+            principal = principal_hash(tenant.id, item.payload.principal)
+            claim_conversation(run.conversation, principal)
             snapshots.append(
                 Snapshot(
                     tenant=tenant,
@@ -288,6 +295,8 @@ def _ingest(
                     idempotency_key=item.payload.idempotency_key,
                     digest=item.digest,
                     message_count=len(item.shas),
+                    api_key=api_key,
+                    principal_hash=principal,
                 )
             )
             _note_snapshot_on_run(run, item.payload, snapshot_source)

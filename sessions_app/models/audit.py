@@ -46,6 +46,7 @@ class Wait(models.Model):
     resume_token_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=200, blank=True, help_text="Who presented the resume token.")
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "run", "deadline"], name="wait_tenant_run_deadline")]
@@ -143,6 +144,9 @@ class EventClass(models.TextChoices):
     CREDENTIAL_REVEALED = gates.CREDENTIAL_REVEALED, "Credential revealed"
     REDACTION_CHANGED = gates.REDACTION_CHANGED, "Redaction rules changed"
     RETENTION_CHANGED = gates.RETENTION_CHANGED, "Retention changed"
+    WAIT_RESOLVED = gates.WAIT_RESOLVED, "Wait resolved"
+    REPLAY_ALLOWED = gates.REPLAY_ALLOWED, "Replay allowed"
+    REPLAY_REFUSED = gates.REPLAY_REFUSED, "Replay refused"
 
 
 class AuditEventQuerySet(models.QuerySet):
@@ -170,6 +174,10 @@ class AuditEvent(models.Model):
     observed_at = models.DateTimeField()
     actor = models.CharField(max_length=200, blank=True)
     finding_key = models.CharField(max_length=200, blank=True)
+    verdict = models.CharField(max_length=32, blank=True, help_text="The verdict a replay request was answered with.")
+    principal_hash = models.CharField(
+        max_length=64, blank=True, help_text="Keyed hash of the principal a replay was asked for, never the principal."
+    )
 
     objects = AuditEventQuerySet.as_manager()
 

@@ -57,6 +57,9 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     message_count = models.PositiveIntegerField(default=0)
+    owner_principal_hash = models.CharField(
+        max_length=64, blank=True, help_text="Keyed hash of the first principal a snapshot named: the owner."
+    )
 
     class Meta:
         constraints = [
@@ -113,6 +116,12 @@ class Snapshot(models.Model):
     state = models.CharField(max_length=16, choices=[("complete", "Complete"), ("interrupted", "Interrupted")])
     source = models.CharField(max_length=8, choices=Source.choices)
     via = models.CharField(max_length=16, help_text="How it arrived: api, live or import.")
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="The key that wrote it."
+    )
+    principal_hash = models.CharField(
+        max_length=64, blank=True, help_text="Keyed hash of the principal the history was loaded for."
+    )
     idempotency_key = models.CharField(max_length=200, blank=True)
     digest = models.CharField(max_length=64, help_text="Hash of the ordered message hashes.")
     message_count = models.PositiveIntegerField()

@@ -2,6 +2,8 @@
 
 from django import template
 
+from sessions_app.audit.gates import short_principal
+
 register = template.Library()
 
 _TONES = {"READY": "ok", "WAITING": "warn", "MISSING OUTCOME RECEIPT": "warn"}
@@ -17,3 +19,9 @@ def verdict_tone(verdict: str) -> str:
 @register.filter
 def state_tone(state: str) -> str:
     return _STATE_TONES.get(state, "plain")
+
+
+@register.filter
+def principal(principal_hash: str) -> str:
+    """A principal as shown: the first digits of its keyed hash (the principal itself is never stored)."""
+    return short_principal(principal_hash)

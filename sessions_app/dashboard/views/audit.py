@@ -5,7 +5,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from sessions_app.audit import listing as audit_listing
-from sessions_app.dashboard.forms import AuditEventFilterForm
+from sessions_app.dashboard.forms import AuditEventFilterForm, ResolveWaitForm
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
 
 
@@ -56,12 +56,23 @@ def audit_events_csv(request: MemberRequest) -> HttpResponseBase:
     return response
 
 
-@require_GET
-@member_view(Action.VIEW_AUDIT)
-def run_audit(request: MemberRequest, pk: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def run_audit_page(
+    request: MemberRequest, run, resolve_form: ResolveWaitForm | None = None, status: int = 200
+) -> HttpResponse:
     return render(
         request,
         "run_audit.html",
-        {"section": "audit", "audit": audit_listing.run_audit(request.tenant, run), "run": run},
+        {
+            "section": "audit",
+            "audit": audit_listing.run_audit(request.tenant, run),
+            "run": run,
+            "resolve_form": resolve_form or ResolveWaitForm(),
+        },
+        status=status,
     )
+
+
+@require_GET
+@member_view(Action.VIEW_AUDIT)
+def run_audit(request: MemberRequest, pk: int) -> HttpResponse:
+    return run_audit_page(request, get_run_for_member(request, pk))

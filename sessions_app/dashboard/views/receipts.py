@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 from sessions_app.audit import listing as audit_listing
 from sessions_app.audit import service as audit_service
 from sessions_app.audit.inputs import AuditInputError
-from sessions_app.dashboard.forms import ReceiptForm, WaitForm
+from sessions_app.dashboard.forms import ReceiptForm, ResolveWaitForm, WaitForm
+from sessions_app.dashboard.views.audit import run_audit_page
 from sessions_app.models import Run
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
 
@@ -94,3 +95,26 @@ def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
                 return response
             return redirect("receipts", pk=run.pk)
     return _page(request, run, ReceiptForm(), form, status=400)
+
+
+@require_POST
+@member_view(Action.ADD_RECEIPTS)
+def resolve_wait(request: MemberRequest, pk: int) -> HttpResponse:
+    """Resolve one of the run's open waits by its resume token (from the run's audit page); re-audits the run."""
+    run = get_run_for_member(request, pk)
+    form = ResolveWaitForm(request.POST)
+    status = 400
+    if form.is_valid():
+        try:
+            audit_service.resolve_wait(
+                request.tenant,
+                {"run_id": run.run_id, "resume_token": form.cleaned_data["resume_token"]},
+                actor=request.user.get_username(),
+            )
+        except AuditInputError as error:
+            # A form error (400) even for a wrong token: on pages, 403 means the role may not do this.
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, "Wait resolved; the run was re-audited.")
+            return redirect("run-audit", pk=run.pk)
+    return run_audit_page(request, run, form, status=status)

@@ -160,6 +160,8 @@ def ingest(
     agent: str = "mailer",
     parent_run_id: str = "",
     tool_effects=(),
+    principal: str = "",
+    api_key=None,
 ):
     """Store one snapshot through the real ingestion service (which audits the run) and return the Run."""
     from sessions_app.ingest.payloads import SnapshotPayload
@@ -173,8 +175,9 @@ def ingest(
         state=state,
         messages=messages,
         parent_run_id=parent_run_id,
+        principal=principal,
     )
-    ingest_snapshots(tenant, [payload], source=source, via="api", tool_effects=tool_effects)
+    ingest_snapshots(tenant, [payload], source=source, via="api", tool_effects=tool_effects, api_key=api_key)
     return Run.objects.select_related("conversation", "tenant").get(tenant=tenant, run_id=run_id)
 
 

@@ -52,3 +52,38 @@ def test_a_fork_that_kept_its_parents_conversation_id_is_scope_drift():
     assert any("branched from run 'run-0'" in d for d in forked)
     delegate = _details(messages, parent_run_id="orch-1", parent_conversation_id="orch-conv")
     assert delegate == []
+
+
+OWNER = "a" * 64
+OTHER = "b" * 64
+
+
+def test_a_run_written_for_another_principal_than_the_owner_is_scope_drift():
+    messages = mailer_history("conv-a")
+    findings = gates.check_conversation_scope(
+        messages,
+        context_for(messages, owner_principal_hash=OWNER, run_principal_hashes=frozenset({OWNER, OTHER})),
+    )
+    assert [f.code for f in findings] == [SCOPE_DRIFT]
+    assert "written for principal bbbbbbbbbbbb…" in findings[0].detail
+    assert "belongs to principal aaaaaaaaaaaa…" in findings[0].detail
+    assert OTHER not in findings[0].detail  # shown truncated only
+
+
+def test_a_run_of_the_owner_or_of_an_unowned_conversation_is_in_scope():
+    messages = mailer_history("conv-a")
+    assert _details(messages, owner_principal_hash=OWNER, run_principal_hashes=frozenset({OWNER})) == []
+    assert _details(messages, run_principal_hashes=frozenset({OTHER})) == []
+
+
+def test_a_replay_asked_for_another_principal_or_none_is_scope_drift():
+    messages = mailer_history("conv-a")
+    owned = {"owner_principal_hash": OWNER, "run_principal_hashes": frozenset({OWNER})}
+    assert _details(messages, replay_principal_hash=OWNER, **owned) == []
+    (other,) = _details(messages, replay_principal_hash=OTHER, **owned)
+    assert other.startswith("Replay was asked for principal bbbbbbbbbbbb…")
+    (none,) = _details(messages, replay_principal_hash="", **owned)
+    assert none.startswith("Replay was asked for no principal")
+    # Not a replay, or a conversation nobody owns: nothing to compare.
+    assert _details(messages, **owned) == []
+    assert _details(messages, replay_principal_hash=OTHER) == []

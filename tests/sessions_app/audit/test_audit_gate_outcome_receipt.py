@@ -60,3 +60,28 @@ def test_a_resolved_wait_no_longer_counts():
 def test_a_history_without_any_model_response_claims_no_effect_yet():
     messages = mailer_history()[:1]
     assert gates.check_outcome_receipt(messages, context_for(messages, receipts=())) == []
+
+
+def test_a_live_wait_before_any_model_response_is_waiting():
+    # The run asked a person before the model answered: resuming now would go past that person.
+    messages = mailer_history()[:1]
+    ctx = context_for(messages, receipts=())
+    wait = gates.WaitFact("ops@acme.test", "approve the refund", ctx.now + timedelta(hours=4))
+    (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
+    assert finding.code == WAITING
+    assert "no model response yet" in finding.detail and "ops@acme.test" in finding.detail
+
+
+def test_an_expired_wait_before_any_model_response_is_stuck():
+    messages = mailer_history()[:1]
+    now = context_for(messages).now
+    wait = gates.WaitFact("ops@acme.test", "approve the refund", now - timedelta(minutes=1))
+    (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
+    assert finding.code == STUCK
+
+
+def test_a_live_wait_counts_even_when_every_effect_has_an_outcome():
+    messages = mailer_history()
+    now = context_for(messages).now
+    wait = gates.WaitFact("ops", "approve the refund", now + timedelta(hours=1))
+    assert _codes(receipts=(_receipt(gates.OUTCOME),), waits=(wait,)) == [WAITING]

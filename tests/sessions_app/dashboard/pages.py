@@ -2,8 +2,11 @@
 
 from dataclasses import dataclass
 
+from sessions_app.audit.service import add_wait
 from sessions_app.models import Membership, Run, Snapshot, Tenant
 from sessions_app.tenancy.api_keys import create_api_key
+
+MATRIX_TOKEN = "matrix-resume-token-0123456789"
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,16 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
     snapshot = Snapshot.objects.filter(tenant=tenant, run=run).order_by("seq").first()
     member = Membership.objects.filter(tenant=tenant).order_by("pk").first()
     key, _ = create_api_key(tenant, "server", "matrix")
+    add_wait(
+        tenant,
+        {
+            "run_id": run.run_id,
+            "owner": "o",
+            "decision": "d",
+            "deadline": "2999-01-01T10:00:00+00:00",
+            "resume_token": MATRIX_TOKEN,
+        },
+    )
     c, r = conversation.pk, run.pk
     return [
         Page("conversation list", "/conversations/", "GET", "support"),
@@ -44,6 +57,7 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
             "operator",
             (("owner", "o"), ("decision", "d"), ("deadline", "2999-01-01T10:00")),
         ),
+        Page("resolve wait", f"/runs/{r}/waits/resolve", "POST", "operator", (("resume_token", MATRIX_TOKEN),)),
         Page("run audit", f"/runs/{r}/audit", "GET", "operator"),
         Page("re-audit", f"/conversations/{c}/reaudit", "POST", "operator"),
         Page("re-index", f"/conversations/{c}/reindex", "POST", "operator"),
@@ -72,6 +86,7 @@ OBJECT_PAGES = {
     "receipts",
     "add receipt",
     "add wait",
+    "resolve wait",
     "run audit",
     "re-audit",
     "re-index",

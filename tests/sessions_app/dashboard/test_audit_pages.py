@@ -64,3 +64,54 @@ def test_the_csv_holds_every_matching_event_and_no_content(world, as_role):
 def test_csv_cells_that_look_like_formulas_are_neutralised():
     assert audit_listing._csv_safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     assert audit_listing._csv_safe("plain") == "plain"
+
+
+def test_the_run_audit_shows_the_principal_truncated_and_the_replay_requests(world, as_role, client):
+    from sessions_app.audit.principals import claim_conversation, principal_hash
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    run = Run.objects.select_related("conversation").get(tenant=world.acme, run_id="conv-deploy-run-3")
+    owner = principal_hash(world.acme.id, "user:dana")
+    claim_conversation(run.conversation, owner)
+    _, key = create_api_key(world.acme, "server")
+    conversation_id = run.conversation.external_id
+    client.get(
+        f"/api/v1/conversations/{conversation_id}/replay?principal=user:mallory", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
+    page = as_role("operator").get(f"/runs/{run.pk}/audit").content.decode()
+    assert owner[:12] + "…" in page and owner not in page and "dana" not in page
+    assert "Replay requests for this conversation" in page
+    assert "refused" in page and principal_hash(world.acme.id, "user:mallory")[:12] in page
+
+
+def test_an_operator_resolves_a_wait_on_the_audit_page_with_its_token(world, as_role):
+    from sessions_app.audit import service
+    from sessions_app.models.audit import RunVerdict, Wait
+    from tests.rowcounts import row_counts
+
+    run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
+    token = "operator-resume-token-0123456789"
+    service.add_wait(
+        world.acme,
+        {
+            "run_id": run.run_id,
+            "owner": "finance",
+            "decision": "approve",
+            "deadline": "2999-01-01T09:00:00+00:00",
+            "resume_token": token,
+        },
+    )
+    operator = as_role("operator")
+    page = operator.get(f"/runs/{run.pk}/audit").content.decode()
+    assert "Waiting for <strong>finance</strong>" in page and "Resolve wait" in page
+    before = row_counts()
+    wrong = operator.post(f"/runs/{run.pk}/waits/resolve", {"resume_token": "wrong-token-0123456789"})
+    assert wrong.status_code == 400 and "does not match an open wait" in wrong.content.decode()
+    assert row_counts() == before
+    assert as_role("support").post(f"/runs/{run.pk}/waits/resolve", {"resume_token": token}).status_code == 403
+    response = operator.post(f"/runs/{run.pk}/waits/resolve", {"resume_token": token})
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/audit"
+    wait = Wait.objects.get(run=run)
+    assert wait.resolved_at is not None and wait.resolved_by == world.users["operator"].get_username()
+    assert RunVerdict.objects.get(run=run).verdict != "WAITING"
+    assert AuditEvent.objects.filter(event_class="wait_resolved", run_id=run.run_id).count() == 1
