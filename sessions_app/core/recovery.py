@@ -528,6 +528,10 @@ class _HashMemo:
         return key
 
 
+def _made_by_one_run(messages: Sequence[ModelMessage]) -> bool:
+    return bool(messages) and messages[0].run_id is not None and messages[0].run_id == messages[-1].run_id
+
+
 def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     """The conversation's exact record: transcript messages in order, summary artifacts interleaved.
 
@@ -573,6 +577,11 @@ def _recover(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
             state = states.get(run.run_id)
             if state is None:
                 lineage, alignment = _choose_base(finished, entries, messages, hashes)
+                if not alignment.block and not alignment.matches and _made_by_one_run(messages):
+                    # Nothing of an earlier lineage is in the snapshot but, at most, a shared system prompt, and
+                    # pydantic-ai stamped its first message with the same run as its last: a run of its own (the
+                    # same agent started afresh), not a continuation whose compaction left only the first request.
+                    lineage, alignment = [], _Alignment(0, [], 0)
                 state = states[run.run_id] = _RunState()
                 finished.append(state)
             else:
