@@ -5,6 +5,7 @@ the transcript that changed, keeping the search index in the same transaction.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import F, QuerySet
@@ -88,70 +89,82 @@ def _stored_message_id(conversation: Conversation, message: ModelMessage, stored
     return stored.id
 
 
-def _entries_for(
+@dataclass(frozen=True)
+class _Row:
+    """What identifies a transcript entry: enough to tell whether a stored row still stands."""
+
+    position: int
+    run_pk: int
+    message_id: int
+    recovered_from_compaction: bool
+    summary_artifact: bool
+
+
+def _rows_for(
     conversation: Conversation, recovered: Sequence[RecoveredMessage], stored_id_of: dict[int, int]
-) -> list[TranscriptEntry]:
+) -> list[_Row]:
     run_pk = dict(
         Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list("run_id", "id")
     )
-    entries = []
+    rows = []
     position = 0
     for item in recovered:
-        entries.append(
-            TranscriptEntry(
-                tenant_id=conversation.tenant_id,
-                conversation=conversation,
-                position=position,
-                run_id=run_pk[item.run_id],
-                message_id=_stored_message_id(conversation, item.message, stored_id_of),
-                role=message_role(item.message),
-                text=message_text(item.message),
-                timestamp=item.message.timestamp,
-                recovered_from_compaction=item.recovered_from_compaction,
-                summary_artifact=item.summary_artifact,
-            )
+        message_id = _stored_message_id(conversation, item.message, stored_id_of)
+        rows.append(
+            _Row(position, run_pk[item.run_id], message_id, item.recovered_from_compaction, item.summary_artifact)
         )
         if not item.summary_artifact:
             position += 1
-    return entries
+    return rows
 
 
-def _same(a: TranscriptEntry, b: TranscriptEntry) -> bool:
-    return (
-        a.position == b.position
-        and a.run_id == b.run_id
-        and a.message_id == b.message_id
-        and a.recovered_from_compaction == b.recovered_from_compaction
-        and a.summary_artifact == b.summary_artifact
+def _entry(conversation: Conversation, row: _Row, message: ModelMessage) -> TranscriptEntry:
+    return TranscriptEntry(
+        tenant_id=conversation.tenant_id,
+        conversation=conversation,
+        position=row.position,
+        run_id=row.run_pk,
+        message_id=row.message_id,
+        role=message_role(message),
+        text=message_text(message),
+        timestamp=message.timestamp,
+        recovered_from_compaction=row.recovered_from_compaction,
+        summary_artifact=row.summary_artifact,
     )
 
 
 def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage] | None = None) -> int:
     """Recover the conversation again and rewrite the transcript from its first changed entry; returns its length.
 
-    Entries before the first difference stay (with their index rows), so appending a step costs the new messages.
+    Entries before the first difference stay (with their index rows), and only the entries after it are rendered
+    and written, so appending a step costs the new messages.
     """
     with transaction.atomic():
         run_inputs, stored_id_of = load_run_inputs(conversation, known)
-        new = _entries_for(conversation, recover_conversation(run_inputs), stored_id_of)
+        recovered = recover_conversation(run_inputs)
+        rows = _rows_for(conversation, recovered, stored_id_of)
         old = list(
-            TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).order_by(
-                "position", "-summary_artifact", "id"
-            )
+            TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation)
+            .order_by("position", "-summary_artifact", "id")
+            .values_list("id", "position", "run_id", "message_id", "recovered_from_compaction", "summary_artifact")
         )
         keep = 0
-        while keep < min(len(old), len(new)) and _same(old[keep], new[keep]):
+        while keep < min(len(old), len(rows)) and _Row(*old[keep][1:]) == rows[keep]:
             keep += 1
-        stale = [entry.id for entry in old[keep:]]
+        stale = [entry_id for entry_id, *_ in old[keep:]]
         if stale:
             index.entries_removed(conversation.tenant_id, stale)
             TranscriptEntry.objects.filter(id__in=stale).delete()
-        added = TranscriptEntry.objects.bulk_create(new[keep:], batch_size=1000)
+        added = TranscriptEntry.objects.bulk_create(
+            [_entry(conversation, row, item.message) for row, item in zip(rows[keep:], recovered[keep:], strict=True)],
+            batch_size=1000,
+        )
         if added:
             index.entries_added(added)
-        length = sum(1 for entry in new if not entry.summary_artifact)
+        length = sum(1 for row in rows if not row.summary_artifact)
         # "Updated" means the conversation's last activity, not when we last rewrote rows.
-        last_activity = max((entry.timestamp for entry in new if entry.timestamp), default=conversation.updated_at)
+        stamps = [item.message.timestamp for item in recovered if item.message.timestamp]
+        last_activity = max(stamps, default=conversation.updated_at)
         Conversation.objects.filter(pk=conversation.pk).update(message_count=length, updated_at=last_activity)
         conversation.message_count, conversation.updated_at = length, last_activity
     return length
