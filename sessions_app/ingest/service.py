@@ -39,7 +39,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
-from sessions_app.transcripts.store import rebuild_transcript
+from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
@@ -333,8 +333,15 @@ def _ingest(
             for item in fresh
             for sha, message in zip(item.shas, item.payload.messages, strict=True)
         }
-        for conversation in {run.conversation for run in touched_runs.values()}:
-            rebuild_transcript(conversation, validated)
+        # Tool effects change no transcript: only conversations with new snapshots are recovered.
+        by_conversation: dict[int, list[NewSnapshot]] = {}
+        for snapshot, item in zip(snapshots, fresh, strict=True):
+            stored_ids = [message_ids[sha] for sha in item.shas]
+            by_conversation.setdefault(snapshot.run.conversation_id, []).append(
+                NewSnapshot(snapshot.run, snapshot, item.payload.messages, stored_ids)
+            )
+        for batch in by_conversation.values():
+            update_transcript(batch[0].run.conversation, batch, validated)
         histories = {
             run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in latest.items()
         }
