@@ -20,6 +20,7 @@ from django.db.models import Count, F, Max, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
+from sessions_app.core.message_facts import message_facts
 from sessions_app.core.recovery import (
     FoldChange,
     RecoveredMessage,
@@ -155,6 +156,7 @@ def _entry(conversation: Conversation, row: _Row, message: ModelMessage) -> Tran
         timestamp=message.timestamp,
         recovered_from_compaction=row.recovered_from_compaction,
         summary_artifact=row.summary_artifact,
+        facts=message_facts(message),
     )
 
 
