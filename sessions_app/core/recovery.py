@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -337,6 +337,7 @@ class _Entry:
 class _RunState:
     lineage: list[int] = field(default_factory=list)  # positions of the run's logical (uncompacted) history
     live: set[int] = field(default_factory=set)  # positions in its latest complete snapshot
+    positions: set[int] = field(default_factory=set)  # the lineage as a set
 
 
 @dataclass(frozen=True)
@@ -456,6 +457,7 @@ def _choose_base(
     entries: Sequence[_Entry],
     messages: Sequence[ModelMessage],
     hashes: list[str],
+    candidate: Callable[[_RunState], bool] | None = None,
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
 
@@ -464,6 +466,9 @@ def _choose_base(
     every ancestor's lineage too, and a later run's tail can recur by chance, such as the same short answer);
     without any tail, the longest leading match (a fork from an earlier point, or a continuation whose
     inherited tail compaction dropped); ties keep the most recent run.
+
+    `candidate`, when given, says which lineages can align with a tail or a leading match at all; the others
+    are passed over (they are still counted as seen, so which lineages are compared does not change).
     """
     best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
@@ -473,6 +478,8 @@ def _choose_base(
         if key in seen:
             continue  # the same lineage as a more recent run
         seen.add(key)
+        if candidate is not None and not candidate(state):
+            continue
         if best is not None and best[1].block and state.lineage:
             # A tail of this lineage ends at an occurrence of its last message; none later than the best
             # alignment's end can beat it.
@@ -585,6 +592,9 @@ class RecoveryFold:
         self._drop_count: dict[int, int] = {}  # how many runs' lineages hold a position their live history lacks
         self.last_run: str | None = None
         self.snapshots_folded = 0
+        self._positions_of: dict[str, list[int]] = {}  # message hash -> record positions holding it
+        self._positions_of_part: dict[str, list[int]] = {}  # a request's later part keys -> positions
+        self.filter_candidates = True  # tests compare with False: every lineage aligned
 
     def apply(self, run_id: str, state: str, snapshot: Sequence[ModelMessage]) -> FoldChange:
         token = _PART_KEYS.set(self._part_keys)
@@ -619,8 +629,10 @@ class RecoveryFold:
 
         run_state = self._states.get(run_id)
         if run_state is None:
-            lineage, alignment = _choose_base(self._finished, entries, messages, hashes)
-            if not alignment.block and not alignment.matches and _made_by_one_run(messages):
+            one_run = _made_by_one_run(messages)
+            candidate = self._candidates(messages, hashes) if one_run and self.filter_candidates else None
+            lineage, alignment = _choose_base(self._finished, entries, messages, hashes, candidate)
+            if not alignment.block and not alignment.matches and one_run:
                 # Nothing of an earlier lineage is in the snapshot but, at most, a shared system prompt, and
                 # pydantic-ai stamped its first message with the same run as its last: a run of its own (the
                 # same agent started afresh), not a continuation whose compaction left only the first request.
@@ -648,8 +660,12 @@ class RecoveryFold:
         live = {position for position, _ in alignment.matches}
         for index in range(alignment.tail_from, len(messages)):
             entries.append(_Entry(messages[index], hashes[index], run_id))
+            self._positions_of.setdefault(hashes[index], []).append(len(entries) - 1)
+            for key in entries[-1].request_part_keys()[1:]:
+                self._positions_of_part.setdefault(key, []).append(len(entries) - 1)
             new_lineage.append(len(entries) - 1)
             live.add(len(entries) - 1)
+        run_state.positions = set(new_lineage)
 
         old_dropped = {p for p in run_state.lineage if p not in run_state.live}
         new_dropped = {p for p in new_lineage if p not in live}
@@ -664,6 +680,34 @@ class RecoveryFold:
         # New positions are written whole; of the earlier ones, only those whose flag really changed.
         flags = {p: self.dropped(p) for p, was in touched.items() if p < before and self.dropped(p) != was}
         return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
+
+    def _candidates(self, messages: Sequence[ModelMessage], hashes: Sequence[str]) -> Callable[[_RunState], bool]:
+        """Which earlier lineages can align with a snapshot made by one run (its own first message on).
+
+        Only a lineage holding one of the snapshot's messages can give a tail; only one whose first request's
+        parts open the snapshot can give a leading match, or one holding a later part of the snapshot's first
+        request a kept-prefix copy. Any other scores no block and no match, and for such a snapshot that means
+        a run of its own whichever lineage scored it: so they need no aligning.
+        """
+        shared = [p for h in set(hashes) for p in self._positions_of.get(h, ())]
+        if messages and isinstance(messages[0], ModelRequest):
+            later_parts = {_part_key(part) for part in messages[0].parts[1:]}
+            shared += [p for key in later_parts for p in self._positions_of_part.get(key, ())]
+        opening: list[str] = []
+        for message in messages:
+            if not isinstance(message, ModelRequest):
+                break
+            opening.extend(_part_key(part) for part in message.parts)
+
+        def candidate(state: _RunState) -> bool:
+            if any(p in state.positions for p in shared):
+                return True
+            if not state.lineage:
+                return False
+            keys = self.entries[state.lineage[0]].request_part_keys()
+            return bool(keys) and opening[: len(keys)] == keys
+
+        return candidate
 
     def dropped(self, position: int) -> bool:
         return position in self._drop_count

@@ -1,0 +1,57 @@
+"""A run's first snapshot is aligned only with the earlier lineages that could align with it at all: the record
+is the same as when every earlier lineage is aligned, on every scenario, on stress conversations, on conversations
+whose runs start afresh with byte-identical prompts, and on many independent runs of one agent."""
+
+import random
+from dataclasses import replace
+
+import pytest
+from pydantic_ai_harness.step_persistence import InMemoryStepStore
+
+from sessions_app.core.recovery import RecoveryFold, RunInput, run_order
+from sessions_app.core.serialization import dump_message
+from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
+from tests.sessions_app.core.test_recovery_independent_runs import independent_runs
+
+
+def folded(runs: list[RunInput], filter_candidates: bool) -> list[tuple[str, str, bool, bool]]:
+    fold = RecoveryFold()
+    fold.filter_candidates = filter_candidates
+    for run in sorted(runs, key=run_order):
+        for snapshot in sorted(run.snapshots, key=lambda s: s.seq):
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+    # Each position's message as bytes: a later copy (other stamped fields) shows, and so would another message.
+    return [
+        (dump_message(r.message), r.run_id, r.recovered_from_compaction, r.summary_artifact) for r in fold.recovered()
+    ]
+
+
+def assert_same_record(runs: list[RunInput]) -> None:
+    assert folded(runs, True) == folded(runs, False)
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_every_scenario(name):
+    store = new_store(name)
+    run_scenario(name, store, conversation_id=f"conv-{name}")
+    assert_same_record(runs_from_store(store))
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_stress_conversations_and_runs_started_afresh(block):
+    for seed in range(block * 25, block * 25 + 25):
+        plan = stress_plan(seed)
+        rng = random.Random(seed)
+        fresh = [
+            replace(t, fresh=True, history_from=None) if i and rng.random() < 0.4 else t
+            for i, t in enumerate(plan.turns)
+        ]
+        for variant in (plan, replace(plan, turns=tuple(fresh))):
+            store = InMemoryStepStore()
+            run_plan(variant, store, conversation_id=f"stress-{seed}", with_truth=False)
+            assert_same_record(runs_from_store(store))
+
+
+def test_many_independent_runs():
+    runs, _ = independent_runs(60)
+    assert_same_record(runs)
