@@ -13,10 +13,11 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
+.PHONY: help install run serve test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
+	@echo "make serve  the production server (gunicorn + WhiteNoise) on $(HOST)"
 	@echo "make test   run ruff, mypy and the whole suite on SQLite and PostgreSQL"
 
 $(VPY):
@@ -28,10 +29,18 @@ $(VPY):
 install: $(VPY)
 	$(VPY) -m pip install -q -e '.[test]'
 
+# The demo runs with DEBUG on; everything else (and production) has it off unless set.
+run: export DEBUG ?= true
 run: install
 	$(VPY) manage.py migrate --noinput
 	$(VPY) manage.py seed_demo --if-empty
 	$(VPY) manage.py runserver $(HOST)
+
+# Production: gunicorn workers, static files collected and served hashed by WhiteNoise. Needs SECRET_KEY,
+# ALLOWED_HOSTS and (for PostgreSQL) DATABASE_URL in the environment; see README "Production".
+serve: install
+	$(VPY) manage.py migrate --noinput
+	$(VPY) manage.py serve --bind $(HOST)
 
 test: install
 	$(VPY) -m ruff check .
