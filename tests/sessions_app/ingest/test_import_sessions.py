@@ -103,7 +103,7 @@ def bad_files(tmp_path, harness_db_path):
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     return [
-        (invalid_json, "invalid JSON"),
+        (invalid_json, "Invalid JSON"),
         (invalid_message, "line 2: Invalid message at messages[0]"),
         (foreign, "not a pydantic-ai-harness SqliteStepStore database (missing tables: runs, snapshots)"),
         (corrupt, "unreadable SQLite database"),
