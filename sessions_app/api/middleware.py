@@ -11,7 +11,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from sessions_app.api.auth import api_error
@@ -40,6 +40,14 @@ def _url_problem(request: HttpRequest) -> str | None:
     return None
 
 
+def _drop_broken_connections() -> None:
+    """Close connections the failure left unusable, so the next request reconnects (also where no request
+    signal does it, as under the test client)."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block and not conn.is_usable():
+            conn.close()
+
+
 class EdgeMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -59,6 +67,7 @@ class EdgeMiddleware:
             isinstance(exception, DatabaseError) and "connection" in str(exception).lower()
         ):
             logger.warning("database unavailable: %s", type(exception).__name__)
+            _drop_broken_connections()
             response: HttpResponse
             if _is_api(request):
                 response = api_error(503, UNAVAILABLE)

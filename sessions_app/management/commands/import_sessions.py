@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from sessions_app.ingest.importers import read_import_file
 from sessions_app.ingest.payloads import IngestError
@@ -36,10 +36,13 @@ class Command(BaseCommand):
                 failures += 1
                 self.stderr.write(f"{path}: nothing imported: {error.message}")
                 continue
-            except (DatabaseError, OSError, ValueError) as error:
-                # The database refused or lost the file's transaction: it rolled back whole.
+            except (DatabaseError, InterfaceError, OSError, ValueError) as error:
+                # The database refused or lost the file's transaction: it rolled back whole. A lost connection
+                # is dropped so the next file reconnects.
                 failures += 1
                 self.stderr.write(f"{path}: nothing imported: {type(error).__name__}: {str(error)[:200]}")
+                if isinstance(error, (OperationalError, InterfaceError)):
+                    connection.close()
                 continue
             self.stdout.write(
                 f"{path}: {len(result.conversations)} conversation(s), {len(result.runs)} run(s), "
