@@ -49,10 +49,16 @@ test: install
 	$(MAKE) --no-print-directory test-postgres
 
 # Browser tests run in a process of their own: Playwright's sync API keeps an event loop in the main thread.
+# They need Chromium: .ci/chromium installs it where allowed (root with apt), else they are skipped with a message
+# saying how to get them; under CI=true a missing Chromium fails.
+BROWSER_TESTS = status=0; .ci/chromium || status=$$?; \
+	if [ $$status = 0 ]; then $(1) $(VPY) -m pytest -m browser $(PYTEST_ARGS); \
+	elif [ $$status = 2 ]; then exit 1; fi
+
 test-sqlite:
 	@echo "== tests on SQLite =="
 	env -u DATABASE_URL $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS)
-	env -u DATABASE_URL $(VPY) -m pytest -m browser $(PYTEST_ARGS)
+	@$(call BROWSER_TESTS,env -u DATABASE_URL)
 
 test-postgres:
 	@echo "== tests on PostgreSQL =="
@@ -61,7 +67,7 @@ test-postgres:
 	  if [ "$$CI" = "true" ]; then echo "CI requires PostgreSQL at $$url." >&2; exit 1; fi; \
 	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
 	DATABASE_URL="$$url" $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS) && \
-	DATABASE_URL="$$url" $(VPY) -m pytest -m browser $(PYTEST_ARGS)
+	{ $(call BROWSER_TESTS,DATABASE_URL="$$url"); }
 
 lint: install
 	$(VPY) -m ruff check .
