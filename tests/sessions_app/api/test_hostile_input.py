@@ -186,3 +186,37 @@ def test_a_get_endpoint_over_the_cap_is_413_json(client, key):
         response = client.generic("GET", "/api/v1/search?q=a&scope=tenant", "x" * 100,
                                   HTTP_AUTHORIZATION=f"Bearer {key}")
     refused(response, 413)
+
+
+def test_an_unhandled_api_error_is_a_500_json_that_shows_nothing(client, key, monkeypatch, settings):
+    settings.DEBUG = False
+
+    def explode(**kwargs):
+        raise RuntimeError("postgres://app:hunter2-password@db/prod and the key sk_live_4eC39HqLyjWDarjtT1zdp7dc")
+
+    monkeypatch.setattr("search_app.api.run_search", explode)
+    client.raise_request_exception = False
+    response = client.get("/api/v1/search?q=x&scope=tenant", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    text = response.content.decode()
+    assert "hunter2" not in text and "sk_live" not in text and "Traceback" not in text and key not in text
+
+
+def test_logs_never_carry_keys_or_passwords():
+    import logging
+
+    from search_app.log_filter import RedactingFilter
+
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "connect %s with %s", (
+        "postgres://app:hunter2-password@db/prod", "Bearer sdk_s_abcdefghijklmnop1234"), None)
+    RedactingFilter().filter(record)
+    assert "hunter2" not in record.getMessage() and "abcdefghijklmnop1234" not in record.getMessage()
+
+
+def test_debug_is_off_by_default():
+    import os
+
+    from django.conf import settings
+
+    assert "DEBUG" not in os.environ or os.environ["DEBUG"].lower() in ("false", "0")
+    assert settings.DEBUG is False
