@@ -9,7 +9,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
 from sessions_app.audit import gates
 from sessions_app.core.api_input import PRINCIPAL, Line, SegmentId, validate_model, validate_text
@@ -32,8 +32,9 @@ class _Input(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _null_is_absent(cls, value: object) -> object:
-        return "" if value is None else value
+    def _null_is_absent(cls, value: object, info: ValidationInfo) -> object:
+        # null means "not given": an empty text field (so "is required"), or None where None is allowed.
+        return "" if value is None and info.field_name != "resume_token" else value
 
 
 class ReceiptInput(_Input):

@@ -220,3 +220,21 @@ def test_debug_is_off_by_default():
 
     assert "DEBUG" not in os.environ or os.environ["DEBUG"].lower() in ("false", "0")
     assert settings.DEBUG is False
+
+
+def test_10000_character_tool_names_and_call_ids_in_messages_are_never_a_500(client, key):
+    body = snapshot()
+    for message in body["messages"]:
+        for part in message["parts"]:
+            if "tool_name" in part:
+                part["tool_name"] = "t" * 10_000
+            if "tool_call_id" in part:
+                part["tool_call_id"] = "c" * 10_000
+    before = row_counts()
+    response = post(client, key, "/api/v1/snapshots", body)
+    assert response.status_code in (201, 400), response.content[:300]
+    if response.status_code == 400:
+        assert row_counts() == before
+    else:
+        audit = client.get("/api/v1/runs/run-1/audit", HTTP_AUTHORIZATION=f"Bearer {key}")
+        assert audit.status_code == 200

@@ -41,3 +41,11 @@ def test_a_hash_contract_is_normalized_to_lower_case():
 def test_an_agent_name_that_is_too_long_is_refused():
     with pytest.raises(AuditInputError, match="'agent' is longer than 200"):
         parse_prompt_contract("a" * 201, {"kind": "dynamic"})
+
+
+def test_a_null_resume_token_means_none_was_given():
+    parsed = parse_wait(
+        {"run_id": "r", "owner": "o", "decision": "d", "deadline": "2999-01-01T09:00:00+00:00", "resume_token": None},
+        now=NOW,
+    )
+    assert parsed.resume_token is None
