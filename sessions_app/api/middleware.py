@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
@@ -56,8 +57,6 @@ class EdgeMiddleware:
         problem = _url_problem(request)
         if problem:
             return api_error(400, problem) if _is_api(request) else HttpResponseBadRequest(problem)
-        from django.conf import settings
-
         if _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
             return api_error(413, too_large().message)
         return self.get_response(request)
