@@ -26,7 +26,9 @@ def declared_length(request: HttpRequest) -> int:
 def json_body(request: HttpRequest) -> object:
     if declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
         raise too_large()
-    if request.content_type != "application/json":
+    # A body without a Content-Type is read as JSON (and decoded as strictly); WSGI servers built on wsgiref
+    # (runserver) report an absent header as text/plain, so that one counts as absent. Any other type is refused.
+    if request.content_type not in ("application/json", "", "text/plain"):
         raise RejectedInput(JSON_ONLY, status=415)
     charset = (request.content_params or {}).get("charset", "utf-8").lower()
     if charset not in ("utf-8", "utf8"):

@@ -88,7 +88,8 @@ def test_invalid_utf8_and_other_content_types_are_refused(client, key):
     before = row_counts()
     refused(post(client, key, "/api/v1/snapshots", b'{"conversation_id": "\xff"}'), 400, "UTF-8")
     refused(post(client, key, "/api/v1/snapshots", "conversation_id=c", "application/x-www-form-urlencoded"), 415)
-    refused(post(client, key, "/api/v1/snapshots", json.dumps(snapshot()), "text/plain"), 415)
+    refused(post(client, key, "/api/v1/snapshots", json.dumps(snapshot()), "application/xml"), 415)
+    refused(post(client, key, "/api/v1/snapshots", "--x--", "multipart/form-data; boundary=x"), 415)
     refused(post(client, key, "/api/v1/snapshots", json.dumps(snapshot()), "application/json; charset=latin-1"), 415)
     refused(post(client, key, "/api/v1/snapshots", "NaN"), 400, "Invalid JSON")
     assert row_counts() == before
@@ -238,3 +239,9 @@ def test_10000_character_tool_names_and_call_ids_in_messages_are_never_a_500(cli
     else:
         audit = client.get("/api/v1/runs/run-1/audit", HTTP_AUTHORIZATION=f"Bearer {key}")
         assert audit.status_code == 200
+
+
+def test_a_body_without_a_content_type_is_read_as_json(client, key):
+    response = client.generic("POST", "/api/v1/snapshots", json.dumps(snapshot()), content_type="",
+                              HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert response.status_code == 201
