@@ -13,10 +13,11 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
+.PHONY: help install run serve test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
+	@echo "make serve  the production server (gunicorn + WhiteNoise) on $(HOST)"
 	@echo "make test   run ruff, mypy and the whole suite on SQLite and PostgreSQL"
 
 $(VPY):
@@ -28,10 +29,18 @@ $(VPY):
 install: $(VPY)
 	$(VPY) -m pip install -q -e '.[test]'
 
+# The demo runs with DEBUG on; everything else (and production) has it off unless set.
+run: export DEBUG ?= true
 run: install
 	$(VPY) manage.py migrate --noinput
 	$(VPY) manage.py seed_demo --if-empty
 	$(VPY) manage.py runserver $(HOST)
+
+# Production: gunicorn workers, static files collected and served hashed by WhiteNoise. Needs SECRET_KEY,
+# ALLOWED_HOSTS and (for PostgreSQL) DATABASE_URL in the environment; see README "Production".
+serve: install
+	$(VPY) manage.py migrate --noinput
+	$(VPY) manage.py serve --bind $(HOST)
 
 test: install
 	$(VPY) -m ruff check .
@@ -40,10 +49,16 @@ test: install
 	$(MAKE) --no-print-directory test-postgres
 
 # Browser tests run in a process of their own: Playwright's sync API keeps an event loop in the main thread.
+# They need Chromium: .ci/chromium installs it where allowed (root with apt), else they are skipped with a message
+# saying how to get them; under CI=true a missing Chromium fails.
+BROWSER_TESTS = status=0; .ci/chromium || status=$$?; \
+	if [ $$status = 0 ]; then $(1) $(VPY) -m pytest -m browser $(PYTEST_ARGS); \
+	elif [ $$status = 2 ]; then exit 1; fi
+
 test-sqlite:
 	@echo "== tests on SQLite =="
 	env -u DATABASE_URL $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS)
-	env -u DATABASE_URL $(VPY) -m pytest -m browser $(PYTEST_ARGS)
+	@$(call BROWSER_TESTS,env -u DATABASE_URL)
 
 test-postgres:
 	@echo "== tests on PostgreSQL =="
@@ -52,7 +67,7 @@ test-postgres:
 	  if [ "$$CI" = "true" ]; then echo "CI requires PostgreSQL at $$url." >&2; exit 1; fi; \
 	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
 	DATABASE_URL="$$url" $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS) && \
-	DATABASE_URL="$$url" $(VPY) -m pytest -m browser $(PYTEST_ARGS)
+	{ $(call BROWSER_TESTS,DATABASE_URL="$$url"); }
 
 lint: install
 	$(VPY) -m ruff check .

@@ -11,10 +11,14 @@ from config.env import database_from_url, env_bool, env_int, env_list
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("SESSIONDESK_DATA_DIR", BASE_DIR / ".data"))
 
-DEBUG = env_bool("DEBUG", True)
+# Off unless set: `make run` turns it on for the demo. A 500 page never shows settings or locals.
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY") or ("insecure-dev-key-only-for-debug" if DEBUG else "")
 if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set when DEBUG is off (e.g. SECRET_KEY=$(python -c 'import secrets; "
+        "print(secrets.token_urlsafe(50))')), or run the demo with DEBUG=true (make run does)."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -32,6 +36,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "sessions_app.api.middleware.EdgeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -98,17 +103,20 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Hashed, compressed static files once `collectstatic` wrote their manifest (`manage.py serve` runs it first);
+# until then WhiteNoise serves them from the source folders, so a server without the manifest still answers.
+HASHED_STATIC = env_bool("SESSIONDESK_HASHED_STATIC", not DEBUG and (STATIC_ROOT / "staticfiles.json").exists())
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if HASHED_STATIC
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = not HASHED_STATIC
 
 SECURE_CSP = {
     "default-src": [CSP.SELF],
@@ -123,8 +131,8 @@ SECURE_CSP = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = not DEBUG
-CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
@@ -143,9 +151,11 @@ SESSIONDESK_RECOVERY_CACHE_MESSAGES = env_int("SESSIONDESK_RECOVERY_CACHE_MESSAG
 SESSIONDESK_SEARCH_BM25_K1 = float(os.environ.get("SESSIONDESK_SEARCH_BM25_K1") or 1.2)
 SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or 0.75)
 
+# Every log line passes the redaction detectors: no key, token or password in a log, whatever logged it.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact": {"()": "search_app.log_filter.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

@@ -16,6 +16,7 @@ from search_app.service import read_context, run_search
 from sessions_app.api.auth import ApiRequest, api_error, api_key_required
 
 API_SCOPES = ("conversation", "run", "tenant")
+INT_BOUND = 2**31 - 1
 
 
 @overload
@@ -27,9 +28,12 @@ def _int_param(request: HttpRequest, name: str, default: int | None) -> int | No
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw) if len(raw) <= 12 else None
     except ValueError:
-        raise SearchError(f"'{name}' must be a whole number, got {raw!r}.") from None
+        value = None
+    if value is None or not -INT_BOUND <= value <= INT_BOUND:
+        raise SearchError(f"'{name}' must be a whole number between {-INT_BOUND} and {INT_BOUND}, got {raw[:40]!r}.")
+    return value
 
 
 def _time_param(request: HttpRequest, name: str) -> datetime | None:

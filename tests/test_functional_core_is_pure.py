@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 PURE_MODULES = [
+    "sessions_app.core.api_input",
     "sessions_app.core.input_errors",
     "sessions_app.core.message_facts",
     "sessions_app.core.recovery",

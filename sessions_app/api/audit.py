@@ -4,28 +4,16 @@ Writing audit records takes a `server` API key: a client (a browser) could other
 or contract that makes a history look fit to replay.
 """
 
-import json
-
-from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.api.auth import ApiRequest, api_error, api_key_required
+from sessions_app.api.body import json_body
 from sessions_app.audit import service
 from sessions_app.audit.inputs import AuditInputError
 from sessions_app.models import Source
 
 SERVER_KEY_REQUIRED = "This endpoint needs a server API key; client keys cannot write audit records."
-
-
-def _json_body(request: HttpRequest) -> object:
-    limit = settings.SESSIONDESK_MAX_PAYLOAD_BYTES
-    if len(request.body) > limit:
-        raise AuditInputError(f"Payload is larger than the limit of {limit} bytes.", status=413)
-    try:
-        return json.loads(request.body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise AuditInputError(f"Invalid JSON: {error}.") from None
 
 
 def _is_server(request: ApiRequest) -> bool:
@@ -38,7 +26,7 @@ def post_receipt(request: ApiRequest) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
-        receipt, report = service.add_receipt(request.tenant, _json_body(request))
+        receipt, report = service.add_receipt(request.tenant, json_body(request))
     except AuditInputError as error:
         return api_error(error.status, error.message)
     return JsonResponse(
@@ -59,7 +47,7 @@ def post_wait(request: ApiRequest) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
-        wait, generated_token, report = service.add_wait(request.tenant, _json_body(request))
+        wait, generated_token, report = service.add_wait(request.tenant, json_body(request))
     except AuditInputError as error:
         return api_error(error.status, error.message)
     body = {
@@ -82,7 +70,7 @@ def post_wait_resolution(request: ApiRequest) -> JsonResponse:
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
         wait, report = service.resolve_wait(
-            request.tenant, _json_body(request), actor=f"api-key:{request.api_key.prefix}"
+            request.tenant, json_body(request), actor=f"api-key:{request.api_key.prefix}"
         )
     except AuditInputError as error:
         return api_error(error.status, error.message)
@@ -102,7 +90,7 @@ def post_prompt_contract(request: ApiRequest, name: str) -> JsonResponse:
     if not _is_server(request):
         return api_error(403, SERVER_KEY_REQUIRED)
     try:
-        contract, reaudited = service.set_prompt_contract(request.tenant, name, _json_body(request))
+        contract, reaudited = service.set_prompt_contract(request.tenant, name, json_body(request))
     except AuditInputError as error:
         return api_error(error.status, error.message)
     return JsonResponse(

@@ -7,6 +7,7 @@ from typing import Concatenate, cast
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from sessions_app.core.input_errors import RejectedInput
 from sessions_app.models import ApiKey, Tenant
 from sessions_app.tenancy.api_keys import authenticate
 
@@ -42,7 +43,11 @@ def api_key_required[**P](view: ApiView[P]) -> Callable[Concatenate[HttpRequest,
             api_request = cast(ApiRequest, request)
             api_request.api_key = key
             api_request.tenant = key.tenant
-            return view(api_request, *args, **kwargs)
+            try:
+                return view(api_request, *args, **kwargs)
+            except RejectedInput as error:
+                # Every refused input, whichever room refused it: JSON naming the problem, with its status.
+                return api_error(error.status, error.message)
         response["WWW-Authenticate"] = "Bearer"
         return response
 

@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from sessions_app.api import audit, replay, snapshots
+from sessions_app.api import audit, openapi, replay, snapshots
 
 urlpatterns = [
+    path("openapi.json", openapi.openapi_json, name="api-openapi"),
     path("snapshots", snapshots.post_snapshot, name="api-snapshots"),
     path("tool-effects", snapshots.post_tool_effect, name="api-tool-effects"),
     path("receipts", audit.post_receipt, name="api-receipts"),

@@ -6,11 +6,13 @@ label), they never copy content into the store.
 """
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
 from sessions_app.audit import gates
+from sessions_app.core.api_input import PRINCIPAL, Line, SegmentId, validate_model, validate_text
 from sessions_app.core.input_errors import RejectedInput
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -20,104 +22,116 @@ class AuditInputError(RejectedInput):
     """A receipt, wait, prompt contract or run reference we refuse."""
 
 
-@dataclass(frozen=True)
-class ReceiptInput:
-    run_id: str
-    effect: str
-    evidence: str
-    checked_by: str
-    reference: str
+RunId = Annotated[SegmentId, StringConstraints(strip_whitespace=True)]
+Required200 = Annotated[Line, StringConstraints(min_length=1, max_length=200)]
+ResumeToken = Annotated[str, Field(min_length=16, max_length=500, description="16 to 500 characters")]
 
 
-@dataclass(frozen=True)
-class WaitInput:
-    run_id: str
-    owner: str
-    decision: str
-    deadline: datetime
-    resume_token: str | None
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_is_absent(cls, value: object, info: ValidationInfo) -> object:
+        # null means "not given": an empty text field (so "is required"), or None where None is allowed.
+        return "" if value is None and info.field_name != "resume_token" else value
 
 
-@dataclass(frozen=True)
-class WaitResolutionInput:
-    run_id: str
-    resume_token: str
+class ReceiptInput(_Input):
+    """POST /api/v1/receipts."""
+
+    run_id: RunId
+    effect: Required200
+    evidence: Literal["activity", "transport", "outcome"]
+    checked_by: Required200
+    reference: Annotated[Line, StringConstraints(max_length=500)] = ""
 
 
-@dataclass(frozen=True)
-class ContractInput:
+class WaitInput(_Input):
+    """POST /api/v1/waits (the deadline is checked against the clock after validation)."""
+
+    run_id: RunId
+    owner: Required200
+    decision: Annotated[Line, StringConstraints(min_length=1, max_length=500)]
+    deadline: datetime = Field(description="ISO 8601 date-time with a time zone, still ahead")
+    resume_token: ResumeToken | None = None
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _deadline(cls, value: object) -> datetime:
+        return _deadline(value)
+
+    @field_validator("resume_token", mode="before")
+    @classmethod
+    def _token(cls, value: object) -> object:
+        return None if value in (None, "") else _token_shape(value)
+
+
+class WaitResolutionInput(_Input):
+    """POST /api/v1/waits/resolve."""
+
+    run_id: RunId
+    resume_token: ResumeToken
+
+    @field_validator("resume_token", mode="before")
+    @classmethod
+    def _token(cls, value: object) -> object:
+        return value if value in (None, "") else _token_shape(value)
+
+
+class ContractBody(_Input):
+    """POST /api/v1/agents/<name>/prompt-contract."""
+
+    kind: Literal["hash", "label", "dynamic"]
+    value: Annotated[Line, StringConstraints(max_length=120)] = Field(
+        default="", description="hash: 64 hex digits; label: a short single line; dynamic: none"
+    )
+
+
+class ContractInput(_Input):
     agent_name: str
     kind: str
     value: str
 
 
-def _object(data: object, what: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise AuditInputError(f"A {what} must be a JSON object, got {type(data).__name__}.")
-    return data
-
-
-def _text(data: dict[str, Any], name: str, *, max_length: int, required: bool = True) -> str:
-    value = data.get(name)
-    if value is None or value == "":
-        if required:
-            raise AuditInputError(f"'{name}' is required.")
-        return ""
-    if not isinstance(value, str):
-        raise AuditInputError(f"'{name}' must be a string, got {type(value).__name__}.")
-    value = value.strip()
-    if required and not value:
-        raise AuditInputError(f"'{name}' is required.")
-    if len(value) > max_length:
-        raise AuditInputError(f"'{name}' is longer than {max_length} characters.")
-    if "\n" in value or "\r" in value:
-        raise AuditInputError(f"'{name}' must be a single line.")
+def _token_shape(value: object) -> object:
+    if not isinstance(value, str) or not 16 <= len(value) <= 500:
+        raise ValueError("must be a string of 16 to 500 characters")
     return value
 
 
+def _parse[M: _Input](model: type[M], data: object, what: str) -> M:
+    return validate_model(model, data, what, AuditInputError)
+
+
 def parse_receipt(data: object) -> ReceiptInput:
-    body = _object(data, "receipt")
-    evidence = _text(body, "evidence", max_length=16)
-    if evidence not in gates.EVIDENCE_LEVELS:
-        raise AuditInputError(
-            f"'evidence' must be one of {', '.join(gates.EVIDENCE_LEVELS)}, got {evidence!r}."
-        )
-    return ReceiptInput(
-        run_id=_text(body, "run_id", max_length=200),
-        effect=_text(body, "effect", max_length=200),
-        evidence=evidence,
-        checked_by=_text(body, "checked_by", max_length=200),
-        reference=_text(body, "reference", max_length=500, required=False),
-    )
+    return _parse(ReceiptInput, data, "receipt")
 
 
-def parse_deadline(value: object) -> datetime:
+def _deadline(value: object) -> datetime:
     if not isinstance(value, str):
-        raise AuditInputError("'deadline' must be an ISO 8601 date-time string with a time zone.")
+        raise ValueError("must be an ISO 8601 date-time string with a time zone")
     try:
         deadline = datetime.fromisoformat(value)
     except ValueError:
-        raise AuditInputError(f"'deadline' is not an ISO 8601 date-time: {value[:40]!r}.") from None
+        raise ValueError(f"is not an ISO 8601 date-time: {value[:40]!r}") from None
     if deadline.tzinfo is None:
-        raise AuditInputError("'deadline' needs a time zone (for example 2026-12-01T09:00:00+00:00).")
+        raise ValueError("needs a time zone (for example 2026-12-01T09:00:00+00:00)")
     return deadline
 
 
+def parse_deadline(value: object) -> datetime:
+    try:
+        return _deadline(value)
+    except ValueError as error:
+        raise AuditInputError(f"'deadline' {error}.") from None
+
+
 def parse_wait(data: object, *, now: datetime) -> WaitInput:
-    body = _object(data, "wait")
-    deadline = parse_deadline(body.get("deadline"))
-    if deadline <= now:
+    wait = _parse(WaitInput, data, "wait")
+    if wait.deadline <= now:
         raise AuditInputError("'deadline' is in the past; a wait needs a deadline still ahead.")
-    token = body.get("resume_token")
-    if token is not None and (not isinstance(token, str) or not 16 <= len(token) <= 500):
-        raise AuditInputError("'resume_token' must be a string of 16 to 500 characters (or omitted).")
-    return WaitInput(
-        run_id=_text(body, "run_id", max_length=200),
-        owner=_text(body, "owner", max_length=200),
-        decision=_text(body, "decision", max_length=500),
-        deadline=deadline,
-        resume_token=token,
-    )
+    return wait
 
 
 def parse_resume_token(value: object) -> str:
@@ -129,47 +143,35 @@ def parse_resume_token(value: object) -> str:
 
 
 def parse_wait_resolution(data: object) -> WaitResolutionInput:
-    body = _object(data, "wait resolution")
-    return WaitResolutionInput(
-        run_id=_text(body, "run_id", max_length=200), resume_token=parse_resume_token(body.get("resume_token"))
-    )
-
-
-MAX_PRINCIPAL_LENGTH = 500
+    return _parse(WaitResolutionInput, data, "wait resolution")
 
 
 def parse_principal(value: object) -> str | None:
     """A principal a replay is asked for: None when not given, else a non-empty single-line string."""
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise AuditInputError(f"'principal' must be a string, got {type(value).__name__}.")
-    if not value.strip():
-        raise AuditInputError("'principal' must not be empty (omit it instead).")
-    if len(value) > MAX_PRINCIPAL_LENGTH:
-        raise AuditInputError(f"'principal' is longer than {MAX_PRINCIPAL_LENGTH} characters.")
-    if "\n" in value or "\r" in value:
-        raise AuditInputError("'principal' must be a single line.")
-    return value
+    return validate_text(PRINCIPAL, value, "principal", AuditInputError)
 
 
 def parse_prompt_contract(agent_name: str, data: object) -> ContractInput:
-    body = _object(data, "prompt contract")
-    agent = _text({"agent": agent_name}, "agent", max_length=200)
-    kind = _text(body, "kind", max_length=16)
-    if kind not in gates.CONTRACT_KINDS:
-        raise AuditInputError(f"'kind' must be one of {', '.join(gates.CONTRACT_KINDS)}, got {kind!r}.")
-    if kind == gates.CONTRACT_DYNAMIC:
-        if body.get("value"):
+    body = _parse(ContractBody, data, "prompt contract")
+    agent = _parse(_AgentName, {"agent": agent_name}, "prompt contract").agent
+    if body.kind == gates.CONTRACT_DYNAMIC:
+        if body.value:
             raise AuditInputError("A 'dynamic' contract takes no 'value'.")
-        return ContractInput(agent_name=agent, kind=kind, value="")
-    if kind == gates.CONTRACT_HASH:
-        value = _text(body, "value", max_length=64).lower()
+        return ContractInput(agent_name=agent, kind=body.kind, value="")
+    if not body.value:
+        raise AuditInputError("'value' is required.")
+    if body.kind == gates.CONTRACT_HASH:
+        value = body.value.lower()
         if not HEX_SHA256.fullmatch(value):
             raise AuditInputError(
                 "A 'hash' contract's 'value' must be the 64-character hex SHA-256 of the prompt."
             )
-        return ContractInput(agent_name=agent, kind=kind, value=value)
+        return ContractInput(agent_name=agent, kind=body.kind, value=value)
     # A label is an identifier the prompt carries, not the prompt: short, so nobody stores a prompt here.
-    value = _text(body, "value", max_length=120)
-    return ContractInput(agent_name=agent, kind=kind, value=value)
+    return ContractInput(agent_name=agent, kind=body.kind, value=body.value)
+
+
+class _AgentName(_Input):
+    agent: Annotated[SegmentId, StringConstraints(strip_whitespace=True)]

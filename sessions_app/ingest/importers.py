@@ -1,20 +1,31 @@
 """Read import files into snapshot payloads: harness SqliteStepStore databases, .json and .jsonl files.
 
-Reading never writes: a harness database is validated read-only, then opened through pydantic-ai-harness's own
-store class on a private copy (the class migrates schemas on open, and the user's file must stay untouched).
+Reading never writes: a harness database is copied byte for byte (with its -wal file, if any) into a private
+directory and only the copy is ever opened, by sqlite3 and by pydantic-ai-harness's own store class (which
+migrates schemas on open); nothing appears beside the user's file. JSON is decoded by the API's own strict
+decoder (UTF-8, bounded depth, no NUL or lone surrogates).
 """
 
 import asyncio
-import json
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from sessions_app.core.api_input import decode_json, find_unsafe_string
+from sessions_app.core.input_errors import RejectedInput
 from sessions_app.core.serialization import messages_conversation_id
-from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
+from sessions_app.ingest.payloads import (
+    IngestError,
+    SnapshotPayload,
+    ToolEffectPayload,
+    parse_snapshot,
+    parse_tool_effect,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HARNESS_TABLES = {"runs", "snapshots"}
@@ -41,15 +52,15 @@ def read_import_file(path: Path) -> ImportBatch:
     raise IngestError(f"{path}: not a SQLite database, .json or .jsonl file.")
 
 
-def _load_json(text: str, where: str) -> object:
+def _load_json(raw: bytes, where: str) -> object:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise IngestError(f"{where}: invalid JSON: {error}.") from None
+        return decode_json(raw)
+    except RejectedInput as error:
+        raise IngestError(f"{where}: {error.message}") from None
 
 
 def _read_json(path: Path) -> SnapshotPayload:
-    data = _load_json(path.read_text(encoding="utf-8"), str(path))
+    data = _load_json(path.read_bytes(), str(path))
     if isinstance(data, list):
         data = _bare_message_list(path, data)
     try:
@@ -74,7 +85,7 @@ def _bare_message_list(path: Path, messages: list) -> dict:
 
 def _read_jsonl(path: Path) -> list[SnapshotPayload]:
     payloads = []
-    with path.open(encoding="utf-8") as lines:
+    with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -87,16 +98,28 @@ def _read_jsonl(path: Path) -> list[SnapshotPayload]:
     return payloads
 
 
-def _harness_tables(path: Path) -> set[str]:
+def _harness_tables(copy: Path, path: Path) -> set[str]:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+        try:
             return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
     except sqlite3.DatabaseError as error:
         raise IngestError(f"{path}: unreadable SQLite database ({error}).") from None
 
 
 def _read_harness_sqlite(path: Path) -> ImportBatch:
-    tables = _harness_tables(path)
+    with tempfile.TemporaryDirectory() as workdir:
+        copy = Path(workdir) / "store.sqlite3"
+        shutil.copyfile(path, copy)
+        if Path(f"{path}-wal").exists():
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        return _read_harness_copy(copy, path)
+
+
+def _read_harness_copy(copy: Path, path: Path) -> ImportBatch:
+    tables = _harness_tables(copy, path)
     missing = HARNESS_TABLES - tables
     if missing:
         raise IngestError(
@@ -110,17 +133,15 @@ def _read_harness_sqlite(path: Path) -> ImportBatch:
         raise IngestError(
             "Importing harness databases needs pydantic-ai-harness: pip install 'sessiondesk[harness]'."
         ) from None
-    with tempfile.TemporaryDirectory() as workdir:
-        copy = Path(workdir) / "store.sqlite3"
-        shutil.copyfile(path, copy)
-        for suffix in ("-wal", "-shm"):
-            if Path(f"{path}{suffix}").exists():
-                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
-        try:
-            snapshots = asyncio.run(_harness_snapshots(SqliteStepStore(database=copy)))
-            effects = _harness_tool_effects(copy) if "tool_effects" in tables else []
-        except (sqlite3.DatabaseError, ValueError, KeyError) as error:
-            raise IngestError(f"{path}: unreadable harness database ({error}).") from None
+    try:
+        snapshots = asyncio.run(_harness_snapshots(SqliteStepStore(database=copy)))
+        effects = _harness_tool_effects(copy, path) if "tool_effects" in tables else []
+    except (sqlite3.DatabaseError, ValueError, KeyError) as error:
+        raise IngestError(f"{path}: unreadable harness database ({str(error)[:200]}).") from None
+    for snapshot in snapshots:
+        unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
+        if unsafe:
+            raise IngestError(f"{path}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
     return ImportBatch(snapshots, effects)
 
 
@@ -151,19 +172,19 @@ def _parse_time(value: object) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
-def _harness_tool_effects(path: Path) -> list[ToolEffectPayload]:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+def _harness_tool_effects(copy: Path, path: Path) -> list[ToolEffectPayload]:
+    conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+    try:
         rows = conn.execute(
             "SELECT run_id, tool_call_id, tool_name, status, started_at, ended_at FROM tool_effects"
         ).fetchall()
-    return [
-        ToolEffectPayload(
-            run_id=run_id,
-            tool_call_id=call_id,
-            tool_name=name,
-            status=status,
-            started_at=_parse_time(started),
-            ended_at=_parse_time(ended),
-        )
-        for run_id, call_id, name, status, started, ended in rows
-    ]
+    finally:
+        conn.close()
+    effects = []
+    for run_id, call_id, name, status, started, ended in rows:
+        try:
+            effect = parse_tool_effect({"run_id": run_id, "tool_call_id": call_id, "tool_name": name, "status": status})
+        except IngestError as error:
+            raise IngestError(f"{path}: tool effect {call_id!r}: {error.message}") from None
+        effects.append(replace(effect, started_at=_parse_time(started), ended_at=_parse_time(ended)))
+    return effects

@@ -5,18 +5,38 @@ names the problem. Pure (no Django): the API, the importers and the live adapter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
+from sessions_app.core.api_input import (
+    Identifier,
+    OptionalId,
+    Principal,
+    SegmentId,
+    field_path,
+    find_unsafe_string,
+    validate_model,
+)
 from sessions_app.core.input_errors import RejectedInput
 from sessions_app.core.serialization import validate_messages
 
 SOURCES = ("server", "client")
-MAX_ID_LENGTH = 200
-MAX_PRINCIPAL_LENGTH = 500
 STATES = ("complete", "interrupted")
+
+
+def _no_slash(value: str) -> str:
+    if "/" in value:
+        raise ValueError("contains '/' (this id travels in a URL path segment)")
+    return value
 
 
 class IngestError(RejectedInput):
@@ -48,82 +68,102 @@ class ToolEffectPayload:
     ended_at: datetime | None = None
 
 
-def _format_loc(loc: Sequence[str | int]) -> str:
-    path = "messages"
-    for item in loc:
-        path += f"[{item}]" if isinstance(item, int) else f".{item}"
-    return path
+STEP_MAX = 2**31 - 1
+TOOL_EFFECT_STATUSES = ("started", "completed", "failed")
 
 
-def _identifier(data: dict[str, Any], name: str, *, required: bool) -> str:
-    value = data.get(name)
+
+class SnapshotIn(BaseModel):
+    """POST /api/v1/snapshots, one line of a .jsonl import, or a .json import object."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"additionalProperties": True})
+
+    conversation_id: Identifier
+    run_id: SegmentId
+    agent: Annotated[OptionalId, AfterValidator(_no_slash)] = ""
+    parent_run_id: Annotated[OptionalId, AfterValidator(_no_slash)] = ""
+    step: Annotated[int, Field(strict=True, ge=0, le=STEP_MAX)] | None = None
+    state: Literal["complete", "interrupted"] = "complete"
+    idempotency_key: OptionalId = ""
+    source: Literal["server", "client"] = "server"
+    started_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+    principal: Principal | None = None
+    messages: list[dict[str, Any]] = Field(description="ModelMessagesTypeAdapter JSON")
+
+    @field_validator("conversation_id", "run_id", "agent", "parent_run_id", "idempotency_key", mode="before")
+    @classmethod
+    def _absent_when_null(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @field_validator("principal", mode="before")
+    @classmethod
+    def _principal_is_a_string(cls, value: object) -> object:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"must be a string, got {type(value).__name__}")
+        return value
+
+
+class ToolEffectIn(BaseModel):
+    """POST /api/v1/tool-effects: the harness's tool-effect ledger, never arguments or results."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    run_id: SegmentId
+    tool_call_id: Identifier
+    tool_name: Identifier
+    status: Literal["started", "completed", "failed"]
+    started_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+    ended_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+
+
+def _aware_time(value: str | None, name: str) -> datetime | None:
     if value is None or value == "":
-        if required:
-            raise IngestError(f"'{name}' is required.")
-        return ""
-    if not isinstance(value, str):
-        raise IngestError(f"'{name}' must be a string, got {type(value).__name__}.")
-    if len(value) > MAX_ID_LENGTH:
-        raise IngestError(f"'{name}' is longer than {MAX_ID_LENGTH} characters.")
-    return value
-
-
-def _principal(data: dict[str, object]) -> str:
-    """The end user or authorization the history was loaded for: opaque, optional, hashed by the service."""
-    value = data.get("principal")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise IngestError(f"'principal' must be a string, got {type(value).__name__}.")
-    if not value.strip():
-        raise IngestError("'principal' must not be empty (omit it instead).")
-    if len(value) > MAX_PRINCIPAL_LENGTH:
-        raise IngestError(f"'principal' is longer than {MAX_PRINCIPAL_LENGTH} characters.")
-    if "\n" in value or "\r" in value:
-        raise IngestError("'principal' must be a single line.")
-    return value
+        return None
+    parsed = _parse_time(value)
+    if parsed is None or parsed.tzinfo is None:
+        raise IngestError(f"'{name}' must be an ISO 8601 date-time with a time zone, got {value[:40]!r}.")
+    return parsed
 
 
 def parse_snapshot(data: object) -> SnapshotPayload:
     """A validated snapshot payload, or an IngestError naming the first problem."""
-    if not isinstance(data, dict):
-        raise IngestError(f"A snapshot must be a JSON object, got {type(data).__name__}.")
-    state = data.get("state", "complete")
-    if state not in STATES:
-        raise IngestError(f"'state' must be 'complete' or 'interrupted', got {state!r}.")
-    step = data.get("step")
-    if step is not None and (not isinstance(step, int) or isinstance(step, bool)):
-        raise IngestError(f"'step' must be an integer, got {step!r}.")
-    raw_messages = data.get("messages")
-    if not isinstance(raw_messages, list):
+    if isinstance(data, dict) and "messages" in data and not isinstance(data["messages"], list):
         raise IngestError("'messages' must be a list of ModelMessagesTypeAdapter messages.")
+    unsafe = find_unsafe_string(data)
+    if unsafe:
+        raise IngestError(f"'{unsafe[0]}' {unsafe[1]}.")
+    body = validate_model(SnapshotIn, data, "snapshot", IngestError)
     try:
-        messages = validate_messages(raw_messages)
+        messages = validate_messages(body.messages)
     except ValidationError as error:
         first = error.errors()[0]
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise IngestError(f"Invalid message at {_format_loc(first['loc'])}: {first['msg']}{more}.") from None
-    started_at = data.get("started_at")
-    if started_at is not None:
-        parsed = _parse_time(started_at)
-        if parsed is None or parsed.tzinfo is None:
-            raise IngestError(f"'started_at' must be an ISO 8601 date-time with a time zone, got {started_at!r}.")
-        started_at = parsed
-    source = data.get("source", "server")
-    if source not in SOURCES:
-        raise IngestError(f"'source' must be 'server' or 'client', got {source!r}.")
+        raise IngestError(f"Invalid message at {field_path(first['loc'], 'messages')}: {first['msg']}{more}.") from None
     return SnapshotPayload(
-        conversation_id=_identifier(data, "conversation_id", required=True),
-        run_id=_identifier(data, "run_id", required=True),
-        agent=_identifier(data, "agent", required=False),
-        parent_run_id=_identifier(data, "parent_run_id", required=False),
-        idempotency_key=_identifier(data, "idempotency_key", required=False),
-        state=state,
-        step=step,
+        conversation_id=body.conversation_id,
+        run_id=body.run_id,
+        agent=body.agent,
+        parent_run_id=body.parent_run_id,
+        idempotency_key=body.idempotency_key,
+        state=body.state,
+        step=body.step,
         messages=messages,
-        client_supplied=source == "client",
-        started_at=started_at,
-        principal=_principal(data),
+        client_supplied=body.source == "client",
+        started_at=_aware_time(body.started_at, "started_at"),
+        principal=body.principal or "",
+    )
+
+
+def parse_tool_effect(data: object) -> ToolEffectPayload:
+    """A validated tool-effect record, or an IngestError naming the first problem."""
+    body = validate_model(ToolEffectIn, data, "tool effect", IngestError)
+    return ToolEffectPayload(
+        run_id=body.run_id,
+        tool_call_id=body.tool_call_id,
+        tool_name=body.tool_name,
+        status=body.status,
+        started_at=_aware_time(body.started_at, "started_at"),
+        ended_at=_aware_time(body.ended_at, "ended_at"),
     )
 
 

@@ -1,6 +1,5 @@
 """Tenant administration use cases: members and roles, redaction patterns, retention. Each one is audited."""
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from sessions_app.audit import records as audit_records
@@ -16,21 +15,25 @@ def _admin_count(tenant: Tenant) -> int:
     return Membership.objects.filter(tenant=tenant, role=Role.ADMIN).count()
 
 
+NOT_BY_NAME = (
+    "People join a tenant by accepting an invitation; an admin cannot add an account by its name. Until "
+    "invitations are available, the server operator adds members: python manage.py add_member --tenant {slug} "
+    "--user NAME --role {role}."
+)
+
+
 def add_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership:
+    """The dashboard's add-by-name path: it never looks at users outside this tenant.
+
+    Whether a name belongs to someone elsewhere (or to nobody) cannot change the answer, so it can neither pull
+    another tenant's user in nor enumerate usernames; only this tenant's own members are looked up.
+    """
     if role not in Role.values:
         raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
-    user = get_user_model().objects.filter(username=username.strip()).first()
-    if user is None:
-        raise AdminError(
-            f"No user named {username.strip()!r}. Create it first: python manage.py add_member "
-            f"--tenant {tenant.slug} --user NAME --role {role}."
-        )
-    with transaction.atomic():
-        membership, created = Membership.objects.get_or_create(tenant=tenant, user=user, defaults={"role": role})
-        if not created:
-            raise AdminError(f"{user.get_username()} is already a member ({membership.role}).")
-        record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
-    return membership
+    existing = Membership.objects.filter(tenant=tenant, user__username=username.strip()).first()
+    if existing is not None:
+        raise AdminError(f"{username.strip()} is already a member ({existing.role}).")
+    raise AdminError(NOT_BY_NAME.format(slug=tenant.slug, role=role))
 
 
 def change_role(membership: Membership, role: str, *, actor) -> Membership:

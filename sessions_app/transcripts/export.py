@@ -1,13 +1,14 @@
 """Transcripts out, streamed: memory stays flat however long the conversation.
 
 `json` is ModelMessagesTypeAdapter JSON built from the stored bytes (pydantic-ai loads it back unchanged),
-`jsonl` one message per line with its provenance, `markdown` a readable transcript.
+`jsonl` one message per line with its provenance, `markdown` a readable transcript with credentials masked.
 """
 
 import json
 from collections.abc import Iterable, Iterator
 
 from sessions_app.models import Conversation, TranscriptEntry
+from sessions_app.transcripts.masking import masker_for
 
 FORMATS = ("json", "jsonl", "markdown")
 CONTENT_TYPES = {"json": "application/json", "jsonl": "application/x-ndjson", "markdown": "text/markdown"}
@@ -47,8 +48,11 @@ def _jsonl(conversation: Conversation) -> Iterator[str]:
 
 
 def _markdown(conversation: Conversation) -> Iterator[str]:
+    # For reading: credentials are masked as on every page (json/jsonl stay byte-exact for reloading).
+    mask = masker_for(conversation.tenant)
     yield f"# Conversation {conversation.external_id}\n\n"
-    for position, run_id, role, timestamp, text, _ in _entries(conversation):
+    for position, run_id, role, timestamp, raw_text, _ in _entries(conversation):
+        text = mask(raw_text)
         when = f" · {timestamp:%Y-%m-%d %H:%M:%S} UTC" if timestamp else ""
         yield f"## {position} · {role}{when}\n\n_run {run_id}_\n\n"
         fence = "````" if "```" in text else "```"

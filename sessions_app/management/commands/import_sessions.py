@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from sessions_app.ingest.importers import read_import_file
 from sessions_app.ingest.payloads import IngestError
@@ -25,6 +26,7 @@ class Command(BaseCommand):
         found = tenant_for_command(tenant)
         failures = 0
         for path in paths:
+            # Each file on its own: one bad file is reported by name and the others still import.
             try:
                 batch = read_import_file(path)
                 result = ingest_snapshots(
@@ -34,10 +36,19 @@ class Command(BaseCommand):
                 failures += 1
                 self.stderr.write(f"{path}: nothing imported: {error.message}")
                 continue
+            except (DatabaseError, InterfaceError, OSError, ValueError) as error:
+                # The database refused or lost the file's transaction: it rolled back whole. A lost connection
+                # is dropped so the next file reconnects.
+                failures += 1
+                self.stderr.write(f"{path}: nothing imported: {type(error).__name__}: {str(error)[:200]}")
+                if isinstance(error, (OperationalError, InterfaceError)):
+                    connection.close()
+                continue
             self.stdout.write(
                 f"{path}: {len(result.conversations)} conversation(s), {len(result.runs)} run(s), "
                 f"{len(result.created)} new snapshot(s), {len(result.repeated)} already present, "
                 f"{result.new_messages} new distinct message(s), {result.tool_effects} tool-effect record(s)."
             )
+        self.stdout.write(f"{len(paths) - failures} of {len(paths)} file(s) imported, {failures} failed.")
         if failures:
             raise CommandError(f"{failures} of {len(paths)} file(s) failed; they changed nothing.")

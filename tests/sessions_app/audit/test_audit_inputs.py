@@ -16,7 +16,7 @@ def test_a_valid_receipt_is_trimmed_and_its_reference_is_optional():
 
 
 def test_a_receipt_that_is_not_an_object_is_refused():
-    with pytest.raises(AuditInputError, match="A receipt must be a JSON object, got list"):
+    with pytest.raises(AuditInputError, match="A receipt must be a JSON object, got array"):
         parse_receipt([RECEIPT])
 
 
@@ -29,7 +29,7 @@ def test_a_wait_deadline_is_parsed_with_its_time_zone():
 
 
 def test_a_wait_without_a_deadline_names_the_field():
-    with pytest.raises(AuditInputError, match="'deadline' must be an ISO 8601"):
+    with pytest.raises(AuditInputError, match="'deadline' is required"):
         parse_wait({"run_id": "r", "owner": "o", "decision": "d"}, now=NOW)
 
 
@@ -41,3 +41,11 @@ def test_a_hash_contract_is_normalized_to_lower_case():
 def test_an_agent_name_that_is_too_long_is_refused():
     with pytest.raises(AuditInputError, match="'agent' is longer than 200"):
         parse_prompt_contract("a" * 201, {"kind": "dynamic"})
+
+
+def test_a_null_resume_token_means_none_was_given():
+    parsed = parse_wait(
+        {"run_id": "r", "owner": "o", "decision": "d", "deadline": "2999-01-01T09:00:00+00:00", "resume_token": None},
+        now=NOW,
+    )
+    assert parsed.resume_token is None

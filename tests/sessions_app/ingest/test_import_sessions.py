@@ -103,7 +103,7 @@ def bad_files(tmp_path, harness_db_path):
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     return [
-        (invalid_json, "invalid JSON"),
+        (invalid_json, "Invalid JSON"),
         (invalid_message, "line 2: Invalid message at messages[0]"),
         (foreign, "not a pydantic-ai-harness SqliteStepStore database (missing tables: runs, snapshots)"),
         (corrupt, "unreadable SQLite database"),
@@ -142,3 +142,57 @@ def test_a_good_file_beside_a_bad_one_is_still_imported(tenant, tmp_path, harnes
 def test_an_unknown_tenant_is_an_error(db, harness_db):
     with pytest.raises(CommandError, match="No tenant 'nope'"):
         run_import("--tenant", "nope", str(harness_db[0]))
+
+
+def _json_file(tmp_path, name, conversation_id, nul=False):
+    body = {
+        "conversation_id": conversation_id,
+        "run_id": f"{conversation_id}-run",
+        "messages": ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json"),
+    }
+    if nul:
+        body["messages"][0]["parts"][-1]["content"] = "before \x00 after"
+    path = tmp_path / name
+    path.write_text(json.dumps(body))
+    return path
+
+
+def test_a_file_with_a_nul_byte_is_reported_by_name_and_the_files_after_it_still_import(tenant, tmp_path):
+    good_before = _json_file(tmp_path, "a.json", "conv-a")
+    bad = _json_file(tmp_path, "b.json", "conv-b", nul=True)
+    not_utf8 = tmp_path / "c.jsonl"
+    not_utf8.write_bytes(b'{"conversation_id": "\xff"}\n')
+    good_after = _json_file(tmp_path, "d.json", "conv-d")
+    with pytest.raises(CommandError, match="2 of 4 file"):
+        out, err = run_import("--tenant", tenant.slug, *map(str, (good_before, bad, not_utf8, good_after)))
+    assert set(Conversation.objects.values_list("external_id", flat=True)) == {"conv-a", "conv-d"}
+
+
+def test_the_summary_names_each_failed_file(tenant, tmp_path):
+    from io import StringIO
+
+    bad = _json_file(tmp_path, "bad.json", "conv-b", nul=True)
+    good = _json_file(tmp_path, "good.json", "conv-g")
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_sessions", "--tenant", tenant.slug, str(bad), str(good), stdout=out, stderr=err)
+    assert f"{bad}: nothing imported" in err.getvalue() and "NUL" in err.getvalue()
+    assert "1 of 2 file(s) imported, 1 failed." in out.getvalue()
+
+
+def test_a_wal_mode_harness_file_is_opened_read_only_and_nothing_appears_beside_it(tenant, harness_db):
+    path, _ = harness_db
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    beside_before = sorted(p.name for p in path.parent.iterdir())
+    content = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        run_import("--tenant", tenant.slug, str(path))
+    finally:
+        path.chmod(0o644)
+    assert sorted(p.name for p in path.parent.iterdir()) == beside_before
+    assert path.read_bytes() == content
+    assert Conversation.objects.filter(external_id="conv-h").exists()

@@ -1,0 +1,80 @@
+"""Hostile input and failures at the edge, for every URL: never a 500 that shows anything, never a leak.
+
+- A URL path or query parameter holding a NUL or control character answers 400 (JSON under /api/) before any
+  view runs: nothing could store or look it up, and PostgreSQL refuses NUL outright.
+- A request body over SESSIONDESK_MAX_PAYLOAD_BYTES answers 413 JSON on every API endpoint, whatever its method.
+- The database going away answers 503 (JSON under /api/) with Retry-After; Django reconnects on the next request.
+- Any other unhandled error under /api/ answers a 500 JSON that says nothing about the error; it is logged.
+"""
+
+import logging
+import re
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+
+from sessions_app.api.auth import api_error
+from sessions_app.api.body import declared_length, too_large
+from sessions_app.core.api_input import unsafe_text_problem
+
+logger = logging.getLogger("sessiondesk.api")
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+API_PREFIX = "/api/"
+UNAVAILABLE = "The database is unavailable; nothing was written. Try again shortly."
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def _url_problem(request: HttpRequest) -> str | None:
+    if _PATH_CONTROL.search(request.path_info) or unsafe_text_problem(request.path_info):
+        return "The URL path contains a NUL or control character."
+    for name, values in request.GET.lists():
+        for value in (name, *values):
+            if "\x00" in value or _CONTROL.search(value) or unsafe_text_problem(value):
+                return f"Query parameter {name[:40]!r} contains a NUL or control character."
+    return None
+
+
+def _drop_broken_connections() -> None:
+    """Close connections the failure left unusable, so the next request reconnects (also where no request
+    signal does it, as under the test client)."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block and not conn.is_usable():
+            conn.close()
+
+
+class EdgeMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = _url_problem(request)
+        if problem:
+            return api_error(400, problem) if _is_api(request) else HttpResponseBadRequest(problem)
+        if _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
+            return api_error(413, too_large().message)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, (OperationalError, InterfaceError)) or (
+            isinstance(exception, DatabaseError) and "connection" in str(exception).lower()
+        ):
+            logger.warning("database unavailable: %s", type(exception).__name__)
+            _drop_broken_connections()
+            response: HttpResponse
+            if _is_api(request):
+                response = api_error(503, UNAVAILABLE)
+            else:
+                response = HttpResponse(UNAVAILABLE, status=503, content_type="text/plain")
+            response["Retry-After"] = "5"
+            return response
+        if _is_api(request):
+            logger.error("unhandled API error %s on %s", type(exception).__name__, request.path_info[:200])
+            return api_error(500, "Internal error; nothing about it is shown here. It was logged.")
+        return None

@@ -1,0 +1,210 @@
+"""The one validation layer for API input: JSON decoding with bounded depth, and the field types every API model
+(`sessions_app.ingest.payloads`, `sessions_app.audit.inputs`, the search parameters) is declared with. Pure.
+
+What every string that comes in must be: valid UTF-8, without NUL characters or lone surrogates (PostgreSQL cannot
+store either, and nothing legitimate carries them). Identifiers (conversation, run, tool-call ids, agent names) are
+1 to 200 characters without control characters or whitespace at either end; ids that travel in a URL path segment
+(run ids, agent names) contain no `/`, so every stored id can be reached again by its URL.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, StringConstraints, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from sessions_app.core.input_errors import RejectedInput
+
+MAX_JSON_DEPTH = 64
+MAX_ID_LENGTH = 200
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def unsafe_text_problem(value: str) -> str | None:
+    """Why `value` cannot be stored as text, or None."""
+    if "\x00" in value:
+        return "contains a NUL character"
+    if _SURROGATE.search(value):
+        return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
+def _safe_text(value: str) -> str:
+    problem = unsafe_text_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _identifier(value: str) -> str:
+    _safe_text(value)
+    if _CONTROL.search(value):
+        raise ValueError("contains a control character (ids are a single line of printable text)")
+    if value != value.strip():
+        raise ValueError("has whitespace at its start or end")
+    return value
+
+
+def _path_segment(value: str) -> str:
+    if "/" in value:
+        raise ValueError("contains '/' (this id travels in a URL path segment)")
+    return value
+
+
+SafeText = Annotated[str, AfterValidator(_safe_text)]
+Identifier = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
+]
+SegmentId = Annotated[Identifier, AfterValidator(_path_segment)]
+OptionalId = Annotated[
+    str, StringConstraints(max_length=MAX_ID_LENGTH), AfterValidator(lambda v: _identifier(v) if v else v)
+]
+
+
+def _single_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("must be a single line")
+    return value
+
+
+def _nonblank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty (omit it instead)")
+    return value
+
+
+# Short single-line text (receipts, waits, labels): surrounding whitespace is dropped.
+Line = Annotated[
+    str, StringConstraints(strip_whitespace=True), AfterValidator(_safe_text), AfterValidator(_single_line)
+]
+# Opaque single-line text kept exactly as given (principals are hashed as sent).
+NonblankLine = Annotated[str, AfterValidator(_safe_text), AfterValidator(_nonblank), AfterValidator(_single_line)]
+MAX_PRINCIPAL_LENGTH = 500
+# The end user or authorization a history was loaded for: opaque, hashed by the service, never stored as given.
+Principal = Annotated[NonblankLine, StringConstraints(max_length=MAX_PRINCIPAL_LENGTH)]
+PRINCIPAL: TypeAdapter[str] = TypeAdapter(Principal)
+
+
+def json_depth(body: bytes) -> int:
+    """How deeply arrays and objects nest in `body`, counted without parsing (so without recursion)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub(b'""', body)):
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def find_unsafe_string(data: object) -> tuple[str, str] | None:
+    """(JSON path, problem) of the first key or string value that cannot be stored, walked without recursion."""
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            problem = unsafe_text_problem(value)
+            if problem:
+                return path or "(body)", problem
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                problem = unsafe_text_problem(key)
+                if problem:
+                    return f"{path}.{key!r}".lstrip("."), f"key {problem}"
+                stack.append((f"{path}.{key}" if path else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None
+
+
+def decode_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """Strict JSON from UTF-8 bytes: depth checked before parsing, then every string checked. RejectedInput (400)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RejectedInput(f"The body is not valid UTF-8 (byte {error.start}).") from None
+    if json_depth(body) > max_depth:
+        raise RejectedInput(f"JSON nests deeper than {max_depth} levels.")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as error:
+        raise RejectedInput(f"Invalid JSON: {error}.") from None
+    unsafe = find_unsafe_string(data)
+    if unsafe:
+        raise RejectedInput(f"'{unsafe[0]}' {unsafe[1]}.")
+    return data
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def field_path(loc: Sequence[str | int], root: str = "") -> str:
+    path = root
+    for item in loc:
+        path += f"[{item}]" if isinstance(item, int) else (f".{item}" if path else str(item))
+    return path or "(body)"
+
+
+def _type_name(value: object) -> str:
+    return {dict: "object", list: "array", type(None): "null", bool: "boolean"}.get(type(value), type(value).__name__)
+
+
+def describe(detail: ErrorDetails) -> str:
+    """One pydantic error as the API words it: what the field must be."""
+    kind, ctx, given = detail["type"], detail.get("ctx") or {}, detail.get("input")
+    if kind == "missing":
+        return "is required"
+    if kind in ("string_too_short", "too_short"):
+        return "is required" if not given or not str(given).strip() else f"is shorter than {ctx.get('min_length')}"
+    if kind in ("string_too_long", "too_long"):
+        return f"is longer than {ctx.get('max_length')} characters"
+    if kind == "string_type":
+        return f"must be a string, got {_type_name(given)}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be an integer, got {str(given)[:40]!r}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"must be at most {ctx.get('le', ctx.get('lt'))}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+    if kind == "literal_error":
+        expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        return f"must be one of {expected}, got {str(given)[:40]!r}"
+    if kind == "list_type":
+        return f"must be a list, got {_type_name(given)}"
+    if kind in ("dict_type", "model_type"):
+        return f"must be a JSON object, got {_type_name(given)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return "must be true or false"
+    return detail["msg"].removeprefix("Value error, ")
+
+
+def first_error(error: ValidationError, root: str = "") -> str:
+    """The first problem of a pydantic ValidationError, naming the field: `'step' must be an integer, got 'one'.`"""
+    first = error.errors()[0]
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"'{field_path(first['loc'], root)}' {describe(first)}{more}."
+
+
+def validate_model[M: BaseModel](model: type[M], data: object, what: str, error: type[RejectedInput]) -> M:
+    """`data` as a `model`, or `error` (400) naming the first field that is wrong."""
+    if not isinstance(data, dict):
+        raise error(f"A {what} must be a JSON object, got {_type_name(data)}.")
+    try:
+        return model.model_validate(data)
+    except ValidationError as problem:
+        raise error(first_error(problem)) from None
+
+
+def validate_text(kind: TypeAdapter[str], value: object, name: str, error: type[RejectedInput]) -> str:
+    """One string value (a query parameter, a principal) against its adapter, or `error` naming it."""
+    try:
+        return kind.validate_python(value)
+    except ValidationError as problem:
+        raise error(f"'{name}' {describe(problem.errors()[0])}.") from None

@@ -1,0 +1,41 @@
+"""The production server: collect static files (hashed, compressed), check the deployment, run gunicorn.
+
+    python manage.py serve [--bind 127.0.0.1:8000] [--workers N] [--timeout 60]
+
+DEBUG stays off (SECRET_KEY and ALLOWED_HOSTS come from the environment); WhiteNoise serves the collected files.
+gunicorn replaces this process, so a process manager (systemd, a container) supervises it directly.
+"""
+
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = "Collect static files, run `check --deploy`, then serve with gunicorn workers (replaces this process)."
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--bind", default=os.environ.get("SESSIONDESK_BIND", "127.0.0.1:8000"))
+        parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+        parser.add_argument("--timeout", type=int, default=60)
+
+    def handle(self, *args, bind: str, workers: int, timeout: int, **options):
+        if settings.DEBUG:
+            raise CommandError("serve is the production server: unset DEBUG (make run serves the demo).")
+        env = {**os.environ, "SESSIONDESK_HASHED_STATIC": "true"}
+        manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+        for step in (["collectstatic", "--noinput", "-v", "0"], ["check", "--deploy"]):
+            if subprocess.run([*manage, *step], env=env, check=False).returncode != 0:
+                raise CommandError(f"manage.py {' '.join(step)} failed; not serving.")
+        gunicorn = [
+            sys.executable, "-m", "gunicorn", "config.wsgi:application",
+            "--bind", bind, "--workers", str(workers), "--timeout", str(timeout),
+            "--access-logfile", "-", "--chdir", str(settings.BASE_DIR),
+        ]  # fmt: skip
+        self.stdout.write(f"Serving on http://{bind} with {workers} gunicorn worker(s).")
+        self.stdout.flush()
+        os.execvpe(sys.executable, gunicorn, env)

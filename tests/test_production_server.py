@@ -1,0 +1,87 @@
+"""`manage.py serve` is a production server: DEBUG off, gunicorn, WhiteNoise serving the static files it
+collected, `check --deploy` clean. Started on a free localhost port and fetched like a browser behind TLS."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HTTPS = {"X-Forwarded-Proto": "https"}  # as the TLS-terminating proxy says (BEHIND_PROXY=true)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def production_env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "DATABASE_URL", "SECURE_SSL_REDIRECT",
+                                                            "SECURE_COOKIES", "ALLOWED_HOSTS"}}
+    env.update(
+        SECRET_KEY="prod-test-" + "k" * 60,
+        ALLOWED_HOSTS="127.0.0.1",
+        BEHIND_PROXY="true",
+        SESSIONDESK_DATA_DIR=str(tmp_path / "data"),
+        STATIC_ROOT=str(tmp_path / "static"),
+    )
+    return env
+
+
+def manage(env, *args):
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def test_debug_is_off_and_a_secret_key_is_required_without_one(production_env):
+    env = {k: v for k, v in production_env.items() if k != "SECRET_KEY"}
+    result = manage(env, "check")
+    assert result.returncode != 0 and "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_check_deploy_passes_with_a_production_environment(production_env):
+    result = manage(production_env, "check", "--deploy", "--fail-level", "WARNING")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_server_serves_login_404s_and_static_files(production_env):
+    assert manage(production_env, "migrate", "--noinput").returncode == 0
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        cwd=ROOT, env=production_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                login = httpx.get(f"{base}/login", headers=HTTPS, timeout=5)
+                break
+            except httpx.TransportError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    output = server.stdout.read().decode() if server.stdout else ""
+                    pytest.fail(f"the server did not start:\n{output[-3000:]}")
+                time.sleep(0.3)
+        assert login.status_code == 200 and "csrfmiddlewaretoken" in login.text
+        assert "secure" in login.headers.get("set-cookie", "").lower()
+        stylesheet = re.search(r'href="(/static/css/app\.[0-9a-f]{12}\.css)"', login.text)
+        assert stylesheet, "static URLs are hashed from the collected manifest"
+        css = httpx.get(base + stylesheet.group(1), headers=HTTPS, timeout=5)
+        assert css.status_code == 200 and "max-age" in css.headers.get("cache-control", "")
+        missing = httpx.get(f"{base}/no/such/page", headers=HTTPS, timeout=5)
+        assert missing.status_code == 404
+        assert "Traceback" not in missing.text and "SECRET_KEY" not in missing.text
+        plain = httpx.get(f"{base}/login", timeout=5)
+        assert plain.status_code == 301 and plain.headers["location"].startswith("https://")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
