@@ -62,6 +62,7 @@ def setup(database_url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-deployment-key")  # DEBUG stays off, as in production
     import django
 
     django.setup()

@@ -1,7 +1,12 @@
-"""Bulk-import throughput into PostgreSQL and storage per distinct message, for a 1,000-run threaded store.
+"""Ingestion on PostgreSQL, as agents and imports drive it.
 
-    .venv/bin/python bench/ingest.py [--runs 1000] [--trials 3] [--database-url postgres://root@127.0.0.1:5432/sd_bench_ingest]
+    .venv/bin/python bench/ingest.py import [--runs 1000] [--trials 3]     bulk import throughput and storage
+    .venv/bin/python bench/ingest.py posts [--sizes 10,100,1000,5000]       one POST as a conversation grows
+    .venv/bin/python bench/ingest.py writers [--writers 8]                  concurrent writers, aggregate
+    .venv/bin/python bench/ingest.py big-snapshot [--messages 50000]        one huge snapshot: refused or audited
+    (every command takes --database-url, default postgres://root@127.0.0.1:5432/sd_bench_ingest)
 
+`import`:
 The payloads come from real agents (sessions_app.demo.scenarios.threaded_payloads: FunctionModel runs threaded
 through message_history, compaction on some) and are cached in bench/out/. Each trial starts from empty tables and
 imports the whole file as `import_sessions` does: one transaction, transcripts recovered, audited and indexed.
@@ -30,6 +35,7 @@ def setup(database_url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-deployment-key")  # DEBUG stays off, as in production
     import django
 
     django.setup()
@@ -65,18 +71,10 @@ def table_bytes(tables: list[str]) -> int:
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
-        return sum(
-            cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0] for table in tables
-        )
+        return sum(cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0] for table in tables)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--database-url", default="postgres://root@127.0.0.1:5432/sd_bench_ingest")
-    args = parser.parse_args()
-    setup(args.database_url)
+def bench_import(args: argparse.Namespace) -> None:
     path = payloads(args.runs)
 
     from sessions_app.ingest.importers import read_import_file
@@ -95,9 +93,7 @@ def main() -> None:
     distinct = StoredMessage.objects.count()
     transcript = TranscriptEntry.objects.count()
     message_bytes = table_bytes(["sessions_app_storedmessage"])
-    store_bytes = table_bytes(
-        ["sessions_app_storedmessage", "sessions_app_snapshot", "sessions_app_snapshotmessage"]
-    )
+    store_bytes = table_bytes(["sessions_app_storedmessage", "sessions_app_snapshot", "sessions_app_snapshotmessage"])
     raw_bytes = sum(len(line) for line in path.read_bytes().splitlines())
     median = statistics.median(timings)
     report = {
@@ -119,6 +115,202 @@ def main() -> None:
         "payload_bytes_as_sent": raw_bytes,
     }
     print(json.dumps(report, indent=2))
+
+
+def _quantiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "median_ms": round(statistics.median(ordered) * 1000, 1),
+        "p95_ms": round(ordered[max(0, round(0.95 * len(ordered)) - 1)] * 1000, 1),
+    }
+
+
+class Runs:
+    """Independent runs of a real agent (FunctionModel), one conversation, as API payloads step by step."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self.count = 0
+
+    def next_run(self) -> list[dict]:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        from tests.agents import weather_messages
+
+        messages = ModelMessagesTypeAdapter.dump_python(weather_messages(f"Weather #{self.count}?"), mode="json")
+        run_id = f"{self.conversation_id}-r{self.count}"
+        self.count += 1
+        return [
+            {
+                "conversation_id": self.conversation_id,
+                "run_id": run_id,
+                "step": step,
+                "messages": messages[: 2 + 2 * step],
+            }
+            for step in range(2)
+        ]
+
+
+def _post(client, key: str, payload: dict) -> float:
+    started = time.perf_counter()
+    response = client.post(
+        "/api/v1/snapshots", json.dumps(payload), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
+    elapsed = time.perf_counter() - started
+    assert response.status_code in (200, 201), response.content
+    return elapsed
+
+
+def bench_posts(args: argparse.Namespace) -> None:
+    """p95 of one POST (the first step of a new run, and the next step of the running run) at each size."""
+    from django.test import Client
+
+    from sessions_app.ingest.payloads import parse_snapshot
+    from sessions_app.ingest.service import ingest_snapshots
+    from sessions_app.models import Tenant
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    empty_tables()
+    tenant = Tenant.objects.create(slug="bench", name="Bench")
+    _, key = create_api_key(tenant, "server")
+    client = Client()
+    runs = Runs("grow")
+    report = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        while runs.count < size:  # grow in batches, as an import would
+            batch = [p for _ in range(min(250, size - runs.count)) for p in runs.next_run()]
+            ingest_snapshots(tenant, [parse_snapshot(p) for p in batch], source="server", via="import")
+        first, following = [], []
+        for _ in range(args.samples):
+            step_one, step_two = runs.next_run()
+            first.append(_post(client, key, step_one))
+            following.append(_post(client, key, step_two))
+        row = {"runs": size, "new_run_first_step": _quantiles(first), "next_step": _quantiles(following)}
+        print(json.dumps(row), flush=True)
+        report.append(row)
+    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "posts": report}, indent=2))
+
+
+def bench_writers(args: argparse.Namespace) -> None:
+    """Aggregate throughput of N writers into different conversations over real connections, against one."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    import httpx
+    from django.core.wsgi import get_wsgi_application
+    from django.db import connections
+
+    from sessions_app.models import Tenant
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    empty_tables()
+    tenant = Tenant.objects.create(slug="bench", name="Bench")
+    _, key = create_api_key(tenant, "server")
+    application = get_wsgi_application()
+
+    def closing_app(environ, start_response):  # each request thread gives its connection back
+        try:
+            return application(environ, start_response)
+        finally:
+            connections.close_all()
+
+    server = make_server("127.0.0.1", 0, closing_app, server_class=Server, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/api/v1/snapshots"
+
+    def writer(name: str) -> list[float]:
+        runs, times = Runs(name), []
+        with httpx.Client(timeout=120, headers={"Authorization": f"Bearer {key}"}) as http:
+            for _ in range(args.posts // 2):
+                for payload in runs.next_run():
+                    started = time.perf_counter()
+                    response = http.post(url, content=json.dumps(payload))
+                    times.append(time.perf_counter() - started)
+                    assert response.status_code == 201, response.text
+        return times
+
+    results = {}
+    for writers in (1, args.writers):
+        started = time.perf_counter()
+        with ThreadPoolExecutor(writers) as pool:
+            times = [t for batch in pool.map(writer, [f"w{writers}-{i}" for i in range(writers)]) for t in batch]
+        elapsed = time.perf_counter() - started
+        results[writers] = {"posts": len(times), "posts_per_s": round(len(times) / elapsed, 1), **_quantiles(times)}
+        print(json.dumps({"writers": writers, **results[writers]}), flush=True)
+    server.shutdown()
+    ratio = results[args.writers]["posts_per_s"] / results[1]["posts_per_s"]
+    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "speedup": round(ratio, 2)}))
+
+
+def bench_big_snapshot(args: argparse.Namespace) -> None:
+    """A snapshot of many short messages: refused by the documented cap, and the audit time under the cap."""
+    from django.conf import settings
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from sessions_app.audit import gates
+    from sessions_app.ingest.payloads import IngestError, SnapshotPayload, check_snapshot_size
+
+    def history(count: int) -> list:
+        return [
+            ModelRequest(parts=[UserPromptPart(f"line {i}")]) if i % 3 else ModelResponse(parts=[TextPart(f"ok {i}")])
+            for i in range(count)
+        ]
+
+    limit = settings.SESSIONDESK_MAX_SNAPSHOT_MESSAGES
+    try:
+        check_snapshot_size(SnapshotPayload("c", "r", "", "complete", history(args.messages)), limit)
+        refused = None
+    except IngestError as error:
+        refused = error.message
+    from sessions_app.core.serialization import dump_message
+
+    under = history(limit)
+    stored = tuple(dump_message(m) for m in under)
+    started = time.perf_counter()
+    gates.run_gates(
+        gates.AuditContext(
+            run_id="r",
+            conversation_id="c",
+            now=__import__("datetime").datetime.now(__import__("datetime").UTC),
+            stored_messages=stored,
+        ),
+        under,
+    )
+    audit_s = time.perf_counter() - started
+    print(
+        json.dumps({"messages": args.messages, "refused": refused, "cap": limit, "audit_at_cap_s": round(audit_s, 2)})
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", default="postgres://root@127.0.0.1:5432/sd_bench_ingest")
+    commands = parser.add_subparsers(dest="command", required=True)
+    imports = commands.add_parser("import")
+    imports.add_argument("--runs", type=int, default=1000)
+    imports.add_argument("--trials", type=int, default=3)
+    posts = commands.add_parser("posts")
+    posts.add_argument("--sizes", default="10,100,1000,5000")
+    posts.add_argument("--samples", type=int, default=20)
+    writers = commands.add_parser("writers")
+    writers.add_argument("--writers", type=int, default=8)
+    writers.add_argument("--posts", type=int, default=40, help="posts per writer")
+    big = commands.add_parser("big-snapshot")
+    big.add_argument("--messages", type=int, default=50_000)
+    args = parser.parse_args()
+    setup(args.database_url)
+    {"import": bench_import, "posts": bench_posts, "writers": bench_writers, "big-snapshot": bench_big_snapshot}[
+        args.command
+    ](args)
 
 
 if __name__ == "__main__":

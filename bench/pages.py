@@ -60,6 +60,7 @@ def configure(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-deployment-key")  # DEBUG stays off, as in production
     import django
 
     django.setup()
