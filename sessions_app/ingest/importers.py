@@ -10,9 +10,12 @@ import asyncio
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import batched
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
@@ -31,6 +34,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 HARNESS_TABLES = {"runs", "snapshots"}
 
 
+CHUNK_SNAPSHOTS = 500  # snapshots read and ingested at a time: memory follows the chunk, not the file
+CHUNK_RUNS = 100  # harness runs read at a time
+
+
 @dataclass(frozen=True)
 class ImportBatch:
     snapshots: list[SnapshotPayload]
@@ -38,18 +45,29 @@ class ImportBatch:
 
 
 def read_import_file(path: Path) -> ImportBatch:
-    """Everything one file holds, or IngestError naming the file's problem."""
+    """Everything one file holds, or IngestError naming the file's problem (`iter_import_file` in one piece)."""
+    chunks = list(iter_import_file(path))
+    return ImportBatch(
+        [s for chunk in chunks for s in chunk.snapshots], [e for chunk in chunks for e in chunk.tool_effects]
+    )
+
+
+def iter_import_file(path: Path) -> Iterator[ImportBatch]:
+    """What one file holds, a chunk at a time (tool effects with the last chunk, after their runs), or an
+    IngestError naming the file's problem, raised when the reading reaches it."""
     try:
         head = path.open("rb").read(len(SQLITE_MAGIC))
     except OSError as error:
         raise IngestError(f"Cannot read {path}: {error.strerror}.") from None
     if head == SQLITE_MAGIC:
-        return _read_harness_sqlite(path)
-    if path.suffix == ".jsonl":
-        return ImportBatch(_read_jsonl(path), [])
-    if path.suffix == ".json":
-        return ImportBatch([_read_json(path)], [])
-    raise IngestError(f"{path}: not a SQLite database, .json or .jsonl file.")
+        yield from _read_harness_sqlite(path)
+    elif path.suffix == ".jsonl":
+        for chunk in batched(_read_jsonl(path), CHUNK_SNAPSHOTS):
+            yield ImportBatch(list(chunk), [])
+    elif path.suffix == ".json":
+        yield ImportBatch([_read_json(path)], [])
+    else:
+        raise IngestError(f"{path}: not a SQLite database, .json or .jsonl file.")
 
 
 def _load_json(raw: bytes, where: str) -> object:
@@ -83,19 +101,17 @@ def _bare_message_list(path: Path, messages: list) -> dict:
     }
 
 
-def _read_jsonl(path: Path) -> list[SnapshotPayload]:
-    payloads = []
+def _read_jsonl(path: Path) -> Iterator[SnapshotPayload]:
     with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             where = f"{path}, line {number}"
             try:
-                payloads.append(parse_snapshot(_load_json(line, where)))
+                yield parse_snapshot(_load_json(line, where))
             except IngestError as error:
                 message = error.message if error.message.startswith(where) else f"{where}: {error.message}"
                 raise IngestError(message) from None
-    return payloads
 
 
 def _harness_tables(copy: Path, path: Path) -> set[str]:
@@ -109,16 +125,16 @@ def _harness_tables(copy: Path, path: Path) -> set[str]:
         raise IngestError(f"{path}: unreadable SQLite database ({error}).") from None
 
 
-def _read_harness_sqlite(path: Path) -> ImportBatch:
+def _read_harness_sqlite(path: Path) -> Iterator[ImportBatch]:
     with tempfile.TemporaryDirectory() as workdir:
         copy = Path(workdir) / "store.sqlite3"
         shutil.copyfile(path, copy)
         if Path(f"{path}-wal").exists():
             shutil.copyfile(f"{path}-wal", f"{copy}-wal")
-        return _read_harness_copy(copy, path)
+        yield from _read_harness_copy(copy, path)
 
 
-def _read_harness_copy(copy: Path, path: Path) -> ImportBatch:
+def _read_harness_copy(copy: Path, path: Path) -> Iterator[ImportBatch]:
     tables = _harness_tables(copy, path)
     missing = HARNESS_TABLES - tables
     if missing:
@@ -133,21 +149,26 @@ def _read_harness_copy(copy: Path, path: Path) -> ImportBatch:
         raise IngestError(
             "Importing harness databases needs pydantic-ai-harness: pip install 'sessiondesk[harness]'."
         ) from None
+    store = SqliteStepStore(database=copy)
     try:
-        snapshots = asyncio.run(_harness_snapshots(SqliteStepStore(database=copy)))
-        effects = _harness_tool_effects(copy, path) if "tool_effects" in tables else []
+        runs = asyncio.run(store.list_runs())
+        chunks = list(batched(runs, CHUNK_RUNS))
+        for index, chunk in enumerate(chunks):
+            snapshots = asyncio.run(_harness_snapshots(store, chunk))
+            for snapshot in snapshots:
+                unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
+                if unsafe:
+                    raise IngestError(f"{path}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
+            last = index == len(chunks) - 1
+            effects = _harness_tool_effects(copy, path) if last and "tool_effects" in tables else []
+            yield ImportBatch(snapshots, effects)
     except (sqlite3.DatabaseError, ValueError, KeyError) as error:
         raise IngestError(f"{path}: unreadable harness database ({str(error)[:200]}).") from None
-    for snapshot in snapshots:
-        unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
-        if unsafe:
-            raise IngestError(f"{path}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
-    return ImportBatch(snapshots, effects)
 
 
-async def _harness_snapshots(store) -> list[SnapshotPayload]:
+async def _harness_snapshots(store: Any, runs: Sequence[Any]) -> list[SnapshotPayload]:
     payloads = []
-    for run in await store.list_runs():
+    for run in runs:
         for snapshot in await store.list_snapshots(run_id=run.run_id, include_interrupted=True):
             payloads.append(
                 SnapshotPayload(

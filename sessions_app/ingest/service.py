@@ -54,6 +54,14 @@ class IngestResult:
     new_messages: int = 0
     tool_effects: int = 0
 
+    def add(self, other: "IngestResult") -> None:
+        self.created += other.created
+        self.repeated += other.repeated
+        self.runs |= other.runs
+        self.conversations |= other.conversations
+        self.new_messages += other.new_messages
+        self.tool_effects += other.tool_effects
+
 
 @dataclass(frozen=True)
 class _Prepared:

@@ -1,19 +1,20 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 
-from sessions_app.ingest.importers import read_import_file
+from sessions_app.ingest.importers import iter_import_file
 from sessions_app.ingest.payloads import IngestError
-from sessions_app.ingest.service import ingest_snapshots
-from sessions_app.models import Source
+from sessions_app.ingest.service import IngestResult, ingest_snapshots
+from sessions_app.models import Source, Tenant
 from sessions_app.tenancy.scoping import tenant_for_command
 
 
 class Command(BaseCommand):
     help = (
         "Import pydantic-ai-harness SqliteStepStore databases, .json message lists or API-shaped objects, and "
-        ".jsonl files of API-shaped objects. Each file is one transaction; importing twice changes nothing."
+        ".jsonl files of API-shaped objects. Each file is one transaction, read a chunk at a time (a progress "
+        "line on a terminal); importing twice changes nothing."
     )
 
     def add_arguments(self, parser):
@@ -28,10 +29,7 @@ class Command(BaseCommand):
         for path in paths:
             # Each file on its own: one bad file is reported by name and the others still import.
             try:
-                batch = read_import_file(path)
-                result = ingest_snapshots(
-                    found, batch.snapshots, source=source, via="import", tool_effects=batch.tool_effects
-                )
+                result = self._import_file(found, path, source)
             except IngestError as error:
                 failures += 1
                 self.stderr.write(f"{path}: nothing imported: {error.message}")
@@ -52,3 +50,23 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(paths) - failures} of {len(paths)} file(s) imported, {failures} failed.")
         if failures:
             raise CommandError(f"{failures} of {len(paths)} file(s) failed; they changed nothing.")
+
+    def _import_file(self, tenant: Tenant, path: Path, source: str) -> IngestResult:
+        """One file in one transaction, read and ingested a chunk at a time so memory follows the chunk."""
+        total = IngestResult()
+        progress = self.stderr.isatty()
+        with transaction.atomic():
+            for chunk in iter_import_file(path):
+                result = ingest_snapshots(
+                    tenant, chunk.snapshots, source=source, via="import", tool_effects=chunk.tool_effects
+                )
+                total.add(result)
+                if progress:
+                    self.stderr.write(
+                        f"\r{path.name}: {len(total.created) + len(total.repeated)} snapshot(s), "
+                        f"{total.new_messages} new message(s)",
+                        ending="",
+                    )
+        if progress:
+            self.stderr.write("")
+        return total
