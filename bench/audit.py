@@ -62,8 +62,9 @@ def setup(database_url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-deployment-key")  # DEBUG stays off, as in production
     import django
+
+    import tests.testenv  # noqa: F401  (a SECRET_KEY and plain-HTTP hosts, as the suite runs; DEBUG stays off)
 
     django.setup()
     from django.core.management import call_command

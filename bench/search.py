@@ -55,8 +55,9 @@ def configure(database: str) -> None:
         os.environ["DATABASE_URL"] = database
         _create_postgres_database(database)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-deployment-key")  # DEBUG stays off, as in production
     import django
+
+    import tests.testenv  # noqa: F401  (a SECRET_KEY and plain-HTTP hosts, as the suite runs; DEBUG stays off)
 
     django.setup()
 
