@@ -134,11 +134,26 @@ class Runs:
         self.count = 0
 
     def next_run(self) -> list[dict]:
-        from pydantic_ai.messages import ModelMessagesTypeAdapter
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+        from pydantic_ai.models.function import FunctionModel
 
-        from tests.agents import weather_messages
+        city = f"City {self.count}"  # each run asks about its own city, as independent conversations do
 
-        messages = ModelMessagesTypeAdapter.dump_python(weather_messages(f"Weather #{self.count}?"), mode="json")
+        def model(messages, info):
+            returns = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+            if returns:
+                return ModelResponse(parts=[TextPart(f"The weather is {returns[0].content}.")])
+            return ModelResponse(parts=[ToolCallPart("get_weather", {"city": city}, tool_call_id=f"call-{city}")])
+
+        agent = Agent(FunctionModel(model), system_prompt="You are a weather assistant.")
+
+        @agent.tool_plain
+        def get_weather(city: str) -> str:
+            return f"sunny in {city}"
+
+        result = agent.run_sync(f"Weather in {city}?")
+        messages = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
         run_id = f"{self.conversation_id}-r{self.count}"
         self.count += 1
         return [

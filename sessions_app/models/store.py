@@ -57,6 +57,9 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     message_count = models.PositiveIntegerField(default=0)
+    snapshots_folded = models.PositiveBigIntegerField(
+        default=0, help_text="Snapshots the transcript was recovered from: tells a kept recovery it is current."
+    )
     owner_principal_hash = models.CharField(
         max_length=64, blank=True, help_text="Keyed hash of the first principal a snapshot named: the owner."
     )

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, QuerySet
+from django.db.models import F, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
@@ -193,16 +193,18 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         # "Updated" means the conversation's last activity, not when we last rewrote rows.
         stamps = [item.message.timestamp for item in recovered if item.message.timestamp]
         last_activity = max(stamps, default=conversation.updated_at)
-        Conversation.objects.filter(pk=conversation.pk).update(message_count=length, updated_at=last_activity)
+        count = sum(len(run_input.snapshots) for run_input in run_inputs)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            message_count=length, updated_at=last_activity, snapshots_folded=count
+        )
         conversation.message_count, conversation.updated_at = length, last_activity
-        count, newest = _snapshot_count(conversation)
+        conversation.snapshots_folded = count
         entries = [row for row in rows if not row.summary_artifact]
         kept = _Kept(
             fold=fold,
             stored_id_of={id(e.message): row.message_id for e, row in zip(fold.entries, entries, strict=True)},
             message_ids=[row.message_id for row in entries],
-            snapshot_count=count,
-            newest_snapshot=newest,
+            snapshots_folded=count,
             folded_runs={run_input.arrival for run_input in run_inputs},
             last=(run_order(last_run), last_keys[last_run.arrival]) if last_run else None,
         )
@@ -233,8 +235,7 @@ class _Kept:
     fold: RecoveryFold
     stored_id_of: dict[int, int]  # id(message) -> StoredMessage id; the fold holds every such message alive
     message_ids: list[int]  # position -> StoredMessage id, as written
-    snapshot_count: int
-    newest_snapshot: int
+    snapshots_folded: int  # as written on the conversation row: another process's write changes it
     folded_runs: set[int]  # run pks
     last: tuple[tuple[datetime, int, str], SnapshotKey] | None  # the last run folded and its last snapshot
     messages_held: int = field(default=0)
@@ -270,13 +271,6 @@ def _keep_after_commit(conversation: Conversation, kept: _Kept) -> None:
     transaction.on_commit(keep)
 
 
-def _snapshot_count(conversation: Conversation) -> tuple[int, int]:
-    found = Snapshot.objects.filter(tenant_id=conversation.tenant_id, run__conversation=conversation).aggregate(
-        count=Count("id"), newest=Max("id")
-    )
-    return found["count"], found["newest"] or 0
-
-
 def _fold_from_scratch(run_inputs: Sequence[RunInput]) -> tuple[RecoveryFold, RunInput | None]:
     """The conversation folded from scratch (as `recover_conversation` does), and the last run folded."""
     fold = RecoveryFold()
@@ -288,9 +282,9 @@ def _fold_from_scratch(run_inputs: Sequence[RunInput]) -> tuple[RecoveryFold, Ru
     return fold, last
 
 
-def _comes_next(kept: _Kept, batch: Sequence[NewSnapshot], count: int, newest: int) -> bool:
+def _comes_next(kept: _Kept, conversation: Conversation, batch: Sequence[NewSnapshot]) -> bool:
     """Whether the batch extends the kept fold in recovery order, and the fold is the store's latest."""
-    if count != kept.snapshot_count + len(batch) or min(n.snapshot.id for n in batch) <= kept.newest_snapshot:
+    if conversation.snapshots_folded != kept.snapshots_folded:
         return False  # another process folded snapshots in meanwhile
     last = kept.last
     for new in batch:
@@ -318,8 +312,7 @@ def update_transcript(
     ordered = sorted(batch, key=lambda n: ((n.run.started_at, n.run.pk, n.run.run_id), n.key))
     if kept is None:
         return rebuild_transcript(conversation, known)
-    count, newest = _snapshot_count(conversation)
-    if not _comes_next(kept, ordered, count, newest):
+    if not _comes_next(kept, conversation, ordered):
         return rebuild_transcript(conversation, known)
     with transaction.atomic():
         fold = kept.fold
@@ -331,7 +324,7 @@ def update_transcript(
             kept.last = ((new.run.started_at, new.run.pk, new.run.run_id), new.key)
         batch_ids = {id(m): stored_id for n in ordered for m, stored_id in zip(n.messages, n.stored_ids, strict=True)}
         _write_changes(conversation, kept, changes, first, batch_ids)
-        kept.snapshot_count, kept.newest_snapshot = count, newest
+        kept.snapshots_folded += len(ordered)
         _keep_after_commit(conversation, kept)
     return len(fold.entries)
 
@@ -349,9 +342,6 @@ def _write_changes(
         kept.stored_id_of[id(message)] = found
         return found
 
-    run_pk = dict(
-        Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list("run_id", "id")
-    )
     rewritten: set[int] = set()
     flags: dict[int, bool] = {}
     for change in changes:
@@ -359,6 +349,13 @@ def _write_changes(
             if position < first and stored_id(fold.entries[position].message) != kept.message_ids[position]:
                 rewritten.add(position)
         flags.update({p: v for p, v in change.flags.items() if p < first})
+    touched = [fold.entries[p].run_id for p in (*rewritten, *range(first, len(fold.entries)))]
+    named = {*touched, *(artifact.run_id for change in changes for artifact in change.artifacts)}
+    run_pk = dict(
+        Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation, run_id__in=named).values_list(
+            "run_id", "id"
+        )
+    )
     new_rows: list[TranscriptEntry] = []
     for change in changes:
         for artifact in change.artifacts:
@@ -389,8 +386,12 @@ def _write_changes(
         index.entries_added(added)
     stamps = [e.timestamp for e in added if e.timestamp]
     last_activity = max([conversation.updated_at, *stamps])
-    Conversation.objects.filter(pk=conversation.pk).update(message_count=len(fold.entries), updated_at=last_activity)
+    folded = kept.snapshots_folded + len(changes)
+    Conversation.objects.filter(pk=conversation.pk).update(
+        message_count=len(fold.entries), updated_at=last_activity, snapshots_folded=folded
+    )
     conversation.message_count, conversation.updated_at = len(fold.entries), last_activity
+    conversation.snapshots_folded = folded
 
 
 def delete_conversations(conversations: QuerySet[Conversation]) -> int:

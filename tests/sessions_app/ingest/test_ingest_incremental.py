@@ -87,3 +87,19 @@ def test_stress_conversations_in_write_and_shuffled_order(seed, rebuilds, django
         tenant = make_tenant()
         ingest_one_by_one(tenant, arrival, django_capture_on_commit_callbacks)
         assert_equals_scratch(tenant, conversation_id)
+
+
+def test_a_fold_another_process_moved_past_is_not_used(rebuilds, django_capture_on_commit_callbacks):
+    tenant = make_tenant()
+    payloads = scenario_payloads("plain_tools")
+    conversation_id = payloads[0]["conversation_id"]
+    ingest_one_by_one(tenant, payloads[:2], django_capture_on_commit_callbacks)
+    stale = dict(store._kept)  # this process's fold after two snapshots
+    store._kept.clear()  # another process (with no fold of its own) stores the third
+    ingest_one_by_one(tenant, payloads[2:3], django_capture_on_commit_callbacks)
+    store._kept.clear()
+    store._kept.update(stale)  # back in this process, whose fold missed the third
+    rebuilds.clear()
+    ingest_one_by_one(tenant, payloads[3:], django_capture_on_commit_callbacks)
+    assert rebuilds[:1] == [conversation_id]  # recovered from scratch, not folded onto the stale fold
+    assert_equals_scratch(tenant, conversation_id)
