@@ -1,11 +1,11 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 
 from sessions_app.ingest.importers import iter_import_file
 from sessions_app.ingest.payloads import IngestError
-from sessions_app.ingest.service import IngestResult, ingest_snapshots
+from sessions_app.ingest.service import WRITE_ATTEMPTS, IngestResult, ingest_snapshots
 from sessions_app.models import Source, Tenant
 from sessions_app.tenancy.scoping import tenant_for_command
 
@@ -52,6 +52,18 @@ class Command(BaseCommand):
             raise CommandError(f"{failures} of {len(paths)} file(s) failed; they changed nothing.")
 
     def _import_file(self, tenant: Tenant, path: Path, source: str) -> IngestResult:
+        """One file in one transaction; a transaction the database rolled back (a lock, a deadlock, a lost
+        connection) is tried again whole, as ingestion retries an API write."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                return self._import_file_once(tenant, path, source)
+            except (OperationalError, InterfaceError, IntegrityError):
+                if attempt == WRITE_ATTEMPTS:
+                    raise
+                connection.close()  # a lost connection is reopened by the next query
+        raise AssertionError("unreachable")
+
+    def _import_file_once(self, tenant: Tenant, path: Path, source: str) -> IngestResult:
         """One file in one transaction, read and ingested a chunk at a time so memory follows the chunk."""
         total = IngestResult()
         progress = self.stderr.isatty()
