@@ -41,6 +41,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "sessions_app.dashboard.history.HistorySafeMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

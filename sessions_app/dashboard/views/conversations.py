@@ -10,6 +10,7 @@ from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
+from sessions_app.dashboard.history import wants_fragment
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_conversation_for_member, member_view
@@ -53,7 +54,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponse:
         search_notice=search_notice,
         first_page=not form.cleaned_data.get("cursor"),
     )
-    if request.htmx and not request.htmx.boosted:
+    if wants_fragment(request):
         # The infinite-scroll request asks for more rows; a filter change replaces the whole result region.
         partial = "rows" if form.cleaned_data.get("cursor") else "results"
         return render(request, f"conversations.html#{partial}", context)
@@ -110,7 +111,7 @@ def _conversation_context(
 def conversation_page(request: MemberRequest, pk: int) -> HttpResponse:
     start = _int_param(request, "start")
     context = _conversation_context(request, pk, at=_int_param(request, "at"), start=start)
-    if request.htmx and start is not None:
+    if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
     return render(request, "conversation.html", context)
 
@@ -124,7 +125,7 @@ def reveal_message(request: MemberRequest, pk: int, position: int) -> HttpRespon
     if not shown:
         raise Http404("No message at that position.")
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
-    if request.htmx:
+    if wants_fragment(request):
         options = _render_options(request, pk, position, position)
         return HttpResponse(render_messages(shown, options))
     return render(request, "conversation.html", context)

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET
 
 from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
+from sessions_app.dashboard.history import wants_fragment
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
 
 
@@ -28,6 +29,6 @@ def search_page(request: MemberRequest) -> HttpResponse:
             status = 400
     elif not form.is_valid():
         status = 400
-    if request.htmx and not request.htmx.boosted:
+    if wants_fragment(request):
         return render(request, "search.html#results", context, status=status)
     return render(request, "search.html", context, status=status)

@@ -130,3 +130,36 @@ def test_the_admin_pages_and_a_phone_width(live_world, login, page, live_server)
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+def test_back_and_forward_after_a_search_and_a_filter_give_whole_pages(live_world, login, page, live_server):
+    login("olga")
+    page.get_by_label("Verdict").select_option("INTERRUPTED TOOL")
+    expect(page.locator("#rows [data-primary]")).to_have_count(1)
+    page.goto(f"{live_server.url}/search/")
+    box = page.get_by_label('Words, "a phrase", -excluded, prefix*')
+    box.press_sequentially("QUOKKA", delay=30)
+    page.wait_for_selector(".result-group")
+    page.wait_for_url("**/search/?q=QUOKKA*")
+    page.locator("a.hit").first.click()
+    page.wait_for_selector("#m-0")
+    for _ in range(2):
+        page.go_back()
+        page.wait_for_url("**/search/?q=QUOKKA*")
+        page.wait_for_selector(".result-group")
+        assert page.locator("link[rel=stylesheet]").count() == 1  # the whole page, styled
+        assert page.locator("#q").input_value() == "QUOKKA"  # the box agrees with the results
+        page.go_forward()
+        page.wait_for_selector("#m-0")
+    page.go_back()
+    page.wait_for_url("**/search/?q=QUOKKA*")
+    page.go_back()  # the empty search page, as first loaded
+    page.wait_for_url("**/search/")
+    page.go_back()  # the filtered list, pushed by htmx
+    page.wait_for_url("**verdict=INTERRUPTED*")
+    assert page.locator("link[rel=stylesheet]").count() == 1
+    assert page.get_by_label("Verdict").input_value() == "INTERRUPTED TOOL"
+    expect(page.locator("#rows [data-primary]")).to_have_count(1)
+    page.reload()
+    assert page.get_by_label("Verdict").input_value() == "INTERRUPTED TOOL"
+    assert page.console_errors == []
