@@ -275,7 +275,7 @@ def list_phase(args) -> dict:
         ("transcript, all 2,000 messages on one page", 2000),
     ):
         transcript_reading.WINDOW = window
-        report["results"][name] = time_requests(client, [f"/conversations/{transcript.pk}/"], max(10, n // 2))
+        report["results"][name] = time_requests(client, [f"/c/{transcript.external_id}/"], max(10, n // 2))
         print(f"  {name}: {report['results'][name]}", flush=True)
     transcript_reading.WINDOW = 1000
     return report

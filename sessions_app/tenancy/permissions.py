@@ -174,12 +174,14 @@ def require(request: MemberRequest, action: Action) -> None:
         raise PermissionDenied(f"Your role ({request.membership.role}) does not allow this.")
 
 
-def get_conversation_for_member(request: MemberRequest, pk: int) -> Conversation:
-    return get_scoped_or_404(Conversation, request.tenant, pk=pk)
+def get_conversation_for_member(request: MemberRequest, conversation_id: str) -> Conversation:
+    """The current tenant's conversation with this id (the agent's own `conversation_id`), else 404."""
+    return get_scoped_or_404(Conversation, request.tenant, external_id=conversation_id)
 
 
-def get_run_for_member(request: MemberRequest, pk: int) -> Run:
-    return get_scoped_or_404(Run, request.tenant, pk=pk)
+def get_run_for_member(request: MemberRequest, run_id: str) -> Run:
+    """The current tenant's run with this id (the harness run id), else 404."""
+    return get_scoped_or_404(Run, request.tenant, run_id=run_id)
 
 
 def get_membership_for_member(request: MemberRequest, pk: int) -> Membership:

@@ -75,5 +75,5 @@ def run_audit_page(
 
 @require_GET
 @member_view(Action.VIEW_AUDIT)
-def run_audit(request: MemberRequest, pk: int) -> HttpResponse:
-    return run_audit_page(request, get_run_for_member(request, pk))
+def run_audit(request: MemberRequest, run_id: str) -> HttpResponse:
+    return run_audit_page(request, get_run_for_member(request, run_id))

@@ -65,7 +65,7 @@ def test_a_new_api_key_is_shown_once_and_works_until_revoked(world, as_role):
 def test_a_tenant_redaction_pattern_masks_transcripts(world, as_role):
     client = as_role("admin")
     assert client.post("/settings/redaction/", {"patterns": r"QUOKKA-\d+"}).status_code == 302
-    page = client.get(f"/conversations/{world.deploy.pk}/").content.decode()
+    page = client.get(f"/c/{world.deploy.external_id}/").content.decode()
     assert "QUOKKA-5521" not in page
     assert SECRET not in page
 

@@ -37,7 +37,7 @@ def test_search_as_you_type_then_open_the_hit_in_context(live_world, login, page
     href = hit.get_attribute("href")
     position = href.split("#m-")[1]
     hit.click()
-    page.wait_for_url(f"**/conversations/*/?at={position}#m-{position}")
+    page.wait_for_url(f"**/c/*/?at={position}#m-{position}")
     target = page.locator(f"#m-{position}")
     assert "hit" in target.get_attribute("class")
     assert target.is_visible()
@@ -81,7 +81,7 @@ def test_an_admin_exports_a_conversation_and_pydantic_ai_loads_it(live_world, lo
 
 def test_j_and_k_move_between_messages_and_slash_focuses_search(live_world, login, page, live_server):
     login("sam")
-    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    page.goto(f"{live_server.url}/c/{live_world.deploy.external_id}/")
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.id") == "m-0"
     page.keyboard.press("j")
@@ -97,7 +97,7 @@ def test_j_and_k_move_between_messages_and_slash_focuses_search(live_world, logi
 
 def test_an_admin_reveals_a_credential_in_place(live_world, login, page, live_server):
     login("ada")
-    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    page.goto(f"{live_server.url}/c/{live_world.deploy.external_id}/")
     page.get_by_role("button", name="Reveal credentials").click()
     page.wait_for_selector("text=credentials revealed (audited)")
     assert "sk-live-" in page.content()
@@ -124,11 +124,11 @@ def test_the_admin_pages_and_a_phone_width(live_world, login, page, live_server)
     page.get_by_role("button", name="Create key").click()
     assert page.locator("#new-key").inner_text().startswith("sdk_")
     run = Run.objects.get(run_id="conv-deploy-run-1")
-    page.goto(f"{live_server.url}/runs/{run.pk}/snapshots/")
+    page.goto(f"{live_server.url}/r/{run.run_id}/snapshots/")
     page.locator("a[data-primary]").nth(3).click()
     page.goto(f"{live_server.url}/audit/")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")
+    page.goto(f"{live_server.url}/c/{live_world.deploy.external_id}/")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
