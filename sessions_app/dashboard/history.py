@@ -11,8 +11,9 @@ browser may later show the cached fragment for that URL (a bare, unstyled page);
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.cache import patch_cache_control, patch_vary_headers
+from django_htmx.http import HttpResponseClientRedirect
 
 
 def wants_fragment(request: HttpRequest) -> bool:
@@ -21,6 +22,13 @@ def wants_fragment(request: HttpRequest) -> bool:
     if not htmx:
         return False
     return not htmx.boosted and not htmx.history_restore_request
+
+
+def go_to(request: HttpRequest, url: str) -> HttpResponseBase:
+    """Send the browser to another page: a redirect, or for an HTMX swap a whole-page client redirect."""
+    if getattr(request, "htmx", None):
+        return HttpResponseClientRedirect(url)
+    return HttpResponseRedirect(url)
 
 
 class HistorySafeMiddleware:

@@ -5,9 +5,13 @@ An id may hold any character (spaces, slashes, `?`, `#`, `%`); `<path:…>` URL 
 for pages that link many rows.
 """
 
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from django.utils.http import escape_leading_slashes
+
+if TYPE_CHECKING:
+    from sessions_app.models import Tenant
 
 # What Django's reverse() leaves unquoted in a path (RFC 3986 sub-delims and pchar extras).
 _SAFE = "!$&'()*+,;=/~:@"
@@ -24,3 +28,18 @@ def conversation_url(conversation_id: str) -> str:
 
 def run_url(run_id: str) -> str:
     return escape_leading_slashes(f"/r/{quote_id(run_id)}/")
+
+
+def url_for_pasted_id(tenant: "Tenant", text: str) -> str | None:
+    """The page of the tenant's conversation or run whose id is exactly `text` (as pasted), else None."""
+    from sessions_app.models import Conversation, Run
+    from sessions_app.tenancy.scoping import scoped
+
+    candidate = text.strip()
+    if not candidate or len(candidate) > 200:
+        return None
+    if scoped(Conversation, tenant).filter(external_id=candidate).exists():
+        return conversation_url(candidate)
+    if scoped(Run, tenant).filter(run_id=candidate).exists():
+        return run_url(candidate)
+    return None

@@ -62,6 +62,21 @@
     if (question && !window.confirm(question)) event.preventDefault();
   });
 
+  // Copy buttons (<button data-copy="an id" hidden>): shown only where script runs, since only script can copy.
+  function showCopyButtons() {
+    document.querySelectorAll("[data-copy][hidden]").forEach(function (button) { button.hidden = false; });
+  }
+  document.addEventListener("DOMContentLoaded", showCopyButtons);
+  document.addEventListener("htmx:afterSettle", showCopyButtons);
+  document.addEventListener("click", function (event) {
+    var button = event.target && event.target.closest ? event.target.closest("[data-copy]") : null;
+    if (!button || !navigator.clipboard) return;
+    navigator.clipboard.writeText(button.getAttribute("data-copy")).then(function () {
+      button.textContent = "Copied";
+      window.setTimeout(function () { button.textContent = "Copy id"; }, 1500);
+    });
+  });
+
   // Auto-submit selects marked data-autosubmit (the tenant switcher); a button remains for no-JS use.
   document.addEventListener("change", function (event) {
     var el = event.target;

@@ -1,6 +1,6 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
@@ -9,8 +9,8 @@ from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
-from sessions_app.dashboard.history import wants_fragment
-from sessions_app.dashboard.ids import conversation_url
+from sessions_app.dashboard.history import go_to, wants_fragment
+from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
 from sessions_app.models import Conversation
@@ -27,7 +27,7 @@ from sessions_app.transcripts.reading import read_window, runs_of, window_start_
 
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
-def conversation_list_page(request: MemberRequest) -> HttpResponse:
+def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
     context: dict = {"section": "conversations", "form": form}
     if not form.is_valid():
@@ -37,6 +37,8 @@ def conversation_list_page(request: MemberRequest) -> HttpResponse:
     sort = conversation_list.SORTS[form.sort_key()]
     search_notice = ""
     query = form.cleaned_data.get("q", "").strip()
+    if query and (target := url_for_pasted_id(request.tenant, query)):
+        return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if query:
         # Free text is a ranked search; the list then shows its conversations in rank order, no further pages.
         found = ranked_conversation_ids(request.tenant, query)

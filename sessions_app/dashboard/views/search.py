@@ -1,21 +1,24 @@
 """Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
 
-from django.http import HttpResponse
+from django.http import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
-from sessions_app.dashboard.history import wants_fragment
+from sessions_app.dashboard.history import go_to, wants_fragment
+from sessions_app.dashboard.ids import url_for_pasted_id
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
 
 
 @require_GET
 @member_view(Action.SEARCH)
-def search_page(request: MemberRequest) -> HttpResponse:
+def search_page(request: MemberRequest) -> HttpResponseBase:
     form = SearchForm(request.GET)
     context: dict = {"section": "search", "form": form, "outcome": None}
     status = 200
+    if form.is_valid() and (target := url_for_pasted_id(request.tenant, form.cleaned_data["q"])):
+        return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if form.is_valid() and form.cleaned_data["q"].strip():
         context["outcome"] = search_access.search_grouped(
             request.tenant,

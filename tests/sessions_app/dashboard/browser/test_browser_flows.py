@@ -163,3 +163,20 @@ def test_back_and_forward_after_a_search_and_a_filter_give_whole_pages(live_worl
     page.reload()
     assert page.get_by_label("Verdict").input_value() == "INTERRUPTED TOOL"
     assert page.console_errors == []
+
+
+def test_ids_are_copied_pasted_and_opened_by_url(live_world, login, page, live_server):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    login("sam")
+    page.locator("#filter-q").fill("conv-deploy")  # pasting an id into the list filter goes straight to it
+    page.wait_for_url(f"{live_server.url}/c/conv-deploy/")
+    page.get_by_role("button", name="Copy id").first.click()
+    expect(page.get_by_role("button", name="Copied")).to_have_count(1)
+    assert page.evaluate("navigator.clipboard.readText()") == "conv-deploy"
+    run = Run.objects.filter(conversation=live_world.deploy).order_by("started_at").last()
+    page.goto(f"{live_server.url}/search/")
+    page.locator("#q").fill(run.run_id)  # a run id pasted into search opens the run in its conversation
+    page.wait_for_url(f"**/c/conv-deploy/#run-{run.pk}")
+    page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")  # an old numeric URL
+    page.wait_for_url(f"{live_server.url}/c/conv-deploy/")
+    assert page.console_errors == []
