@@ -12,6 +12,7 @@ from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
+from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
 from sessions_app.models import Conversation
 from sessions_app.tenancy.permissions import (
@@ -23,6 +24,7 @@ from sessions_app.tenancy.permissions import (
 )
 from sessions_app.transcripts.masking import masker_for
 from sessions_app.transcripts.reading import read_window, runs_of, window_start_for
+from sessions_app.transcripts.timeline import read_timeline
 
 
 @require_GET
@@ -90,6 +92,18 @@ def _render_options(request: MemberRequest, conversation: Conversation, at: int 
     )
 
 
+def _with_timeline(request: MemberRequest, context: dict) -> dict:
+    """The whole page adds the runs timeline (fragments of the transcript do not need it)."""
+    conversation = context["conversation"]
+    runs = runs_of(conversation)
+    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
+    context["timeline_html"] = render_timeline(
+        read_timeline(conversation, runs),
+        TimelineOptions(verdicts=verdicts, operator_links=Action.VIEW_SNAPSHOTS in request.grants),
+    )
+    return context
+
+
 def _conversation_context(
     request: MemberRequest,
     conversation_id: str,
@@ -100,15 +114,12 @@ def _conversation_context(
 ) -> dict:
     conversation = get_conversation_for_member(request, conversation_id)
     start = window_start_for(start if start is not None else at)
-    runs = runs_of(conversation)
-    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
     window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)
     revealed = next(iter(unmasked), None)
     return {
         "rendered_messages": render_messages(window.messages, _render_options(request, conversation, at, revealed)),
         "section": "conversations",
         "conversation": conversation,
-        "runs": [(run, verdicts.get(run.pk, "")) for run in runs],
         "window": window,
         "at": at,
     }
@@ -121,7 +132,7 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
     context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
     if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
-    return render(request, "conversation.html", context)
+    return render(request, "conversation.html", _with_timeline(request, context))
 
 
 @require_POST
@@ -136,7 +147,7 @@ def reveal_message(request: MemberRequest, conversation_id: str, position: int) 
     if wants_fragment(request):
         options = _render_options(request, context["conversation"], position, position)
         return HttpResponse(render_messages(shown, options))
-    return render(request, "conversation.html", context)
+    return render(request, "conversation.html", _with_timeline(request, context))
 
 
 @require_GET

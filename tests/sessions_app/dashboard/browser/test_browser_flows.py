@@ -180,3 +180,18 @@ def test_ids_are_copied_pasted_and_opened_by_url(live_world, login, page, live_s
     page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")  # an old numeric URL
     page.wait_for_url(f"{live_server.url}/c/conv-deploy/")
     assert page.console_errors == []
+
+
+def test_the_conversation_page_shows_runs_as_a_waterfall_with_token_totals(live_world, login, page, live_server):
+    login("olga")
+    page.goto(f"{live_server.url}/c/conv-deploy/")
+    table = page.get_by_role("table", name="Runs, steps and tool calls over time")
+    expect(table.locator("tr.run")).to_have_count(3)
+    assert table.locator("tr.step").count() >= 3
+    assert "input" in page.locator("#timeline-totals").inner_text()
+    assert "scenario-model" in table.inner_text()
+    bar = table.locator("tr.run rect").first.bounding_box()
+    assert bar and bar["width"] > 0  # drawn, though no inline style is allowed
+    table.locator("tr.step a[href^='#m-']").first.click()  # a step links to its message
+    assert page.url.split("#")[1].startswith("m-")
+    assert page.console_errors == []

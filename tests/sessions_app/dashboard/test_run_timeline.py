@@ -1,0 +1,39 @@
+"""The conversation page shows its runs as a timeline: steps, models, token totals, tool calls nested."""
+
+import json
+import re
+
+import pytest
+
+from sessions_app.models import TranscriptEntry
+
+pytestmark = pytest.mark.django_db
+
+
+def _stored_input_tokens(conversation) -> int:
+    total = 0
+    for data in TranscriptEntry.objects.filter(conversation=conversation, summary_artifact=False).values_list(
+        "message__data", flat=True
+    ):
+        message = json.loads(data)
+        if message["kind"] == "response":
+            total += message["usage"]["input_tokens"]
+    return total
+
+
+def test_the_timeline_totals_the_tokens_of_every_response(world, as_role):
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    totals = re.search(r'<p class="small" id="timeline-totals">(.*?)</p>', page).group(1)
+    assert f"<strong>{_stored_input_tokens(world.deploy):,}</strong> input" in totals
+    assert page.count('<tr class="run depth-0"') == 3
+    assert page.count('<tr class="step ') >= 3
+    assert "scenario-model" in page  # the model name each response carries
+    # Tool calls sit under the step that made them, linked to their result.
+    returned = r'Tool <code>lookup</code> <span class="badge plain">returned</span> · <a href="#m-\d+">result'
+    assert re.search(returned, page)
+
+
+def test_bars_are_svg_without_inline_style(world, as_role):
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    assert '<rect class="run"' in page
+    assert "style=" not in page
