@@ -195,3 +195,26 @@ def test_the_conversation_page_shows_runs_as_a_waterfall_with_token_totals(live_
     table.locator("tr.step a[href^='#m-']").first.click()  # a step links to its message
     assert page.url.split("#")[1].startswith("m-")
     assert page.console_errors == []
+
+
+def test_every_part_kind_renders_in_the_browser(live_world, login, page, live_server):
+    from sessions_app.ingest.payloads import parse_snapshot
+    from sessions_app.ingest.service import ingest_snapshots
+    from tests.sessions_app.dashboard.test_every_part_kind import every_kind
+
+    payload = {
+        "conversation_id": "conv-kinds",
+        "run_id": "kinds-run",
+        "agent": "kinds",
+        "state": "complete",
+        "messages": json.loads(ModelMessagesTypeAdapter.dump_json(every_kind())),
+    }
+    ingest_snapshots(live_world.acme, [parse_snapshot(payload)], source="server", via="api")
+    login("sam")
+    page.goto(f"{live_server.url}/c/conv-kinds/")
+    transcript = page.locator(".transcript")
+    expect(transcript).to_contain_text("Summary of previous conversation: the flag is on")
+    expect(transcript).to_contain_text("image not shown (image/png, 2.0 KB)")
+    expect(transcript).to_contain_text("web_search (built-in)")
+    expect(transcript).to_contain_text("id must be a string")
+    assert page.console_errors == []
