@@ -161,7 +161,8 @@ class AuditEventFilterForm(forms.Form):
 
 class ReceiptForm(forms.Form):
     effect = forms.CharField(max_length=200, help_text="The intended effect, e.g. invoice-email-sent.")
-    evidence = forms.ChoiceField(choices=Evidence.choices)
+    # No default: the person picks (only "outcome" passes the audit; a default would record the wrong proof).
+    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *Evidence.choices])
     checked_by = forms.CharField(max_length=200, label="Checked by")
     reference = forms.CharField(
         required=False, max_length=500, help_text="A reference or digest of the destination, never its contents."

@@ -73,17 +73,27 @@ def remove_member(request: MemberRequest, pk: int) -> HttpResponse:
     return redirect("members")
 
 
+_NEW_KEY = "sessiondesk_new_api_key"
+
+
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_API_KEYS)
 def api_keys(request: MemberRequest) -> HttpResponse:
     form = ApiKeyForm(request.POST or None)
-    raw_key = None
-    created = None
     if request.method == "POST" and form.is_valid():
-        created, raw_key = api_key_service.create_api_key(
+        new_key, new_raw = api_key_service.create_api_key(
             request.tenant, form.cleaned_data["kind"], form.cleaned_data["label"], actor=request.user.get_username()
         )
-        form = ApiKeyForm()
+        # Post/redirect/get: the key waits in the server-side session for the next page, which shows it once;
+        # reloading that page shows nothing and creates nothing.
+        request.session[_NEW_KEY] = {"pk": new_key.pk, "raw": new_raw}
+        return redirect("api-keys")
+    raw_key: str | None = None
+    created: ApiKey | None = None
+    pending = request.session.pop(_NEW_KEY, None)
+    if pending:
+        created = scoped(ApiKey, request.tenant).filter(pk=pending["pk"]).first()
+        raw_key = pending["raw"] if created else None
     keys = scoped(ApiKey, request.tenant).order_by("-created_at", "-pk")
     response = render(
         request,

@@ -54,11 +54,11 @@ def add_receipt(request: MemberRequest, run_id: str) -> HttpResponse:
     form = ReceiptForm(request.POST)
     if form.is_valid():
         try:
-            audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
+            _, report = audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
         except AuditInputError as error:
             form.add_error(None, error.message)
         else:
-            messages.success(request, "Receipt recorded; the run was re-audited.")
+            messages.success(request, f"Receipt recorded; the run was re-audited: its verdict is now {report.verdict}.")
             return redirect("receipts", run_id=run.run_id)
     return _page(request, run, form, WaitForm(), status=400)
 

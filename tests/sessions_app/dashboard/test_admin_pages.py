@@ -47,11 +47,14 @@ def test_a_removed_member_loses_access(world, as_role):
 
 def test_a_new_api_key_is_shown_once_and_works_until_revoked(world, as_role):
     client = as_role("admin")
-    response = client.post("/settings/api-keys/", {"kind": "server", "label": "ci"})
+    posted = client.post("/settings/api-keys/", {"kind": "server", "label": "ci"})
+    assert posted.status_code == 302  # post/redirect/get: a reload of the next page creates nothing
+    response = client.get(posted["Location"])
     assert response["Cache-Control"] == "no-store"
     raw = re.search(r'<code class="secret-once" id="new-key">([^<]+)</code>', response.content.decode()).group(1)
     key = ApiKey.objects.get(tenant=world.acme, label="ci")
-    assert raw not in client.get("/settings/api-keys/").content.decode()
+    assert raw not in client.get("/settings/api-keys/").content.decode()  # shown once
+    assert ApiKey.objects.filter(tenant=world.acme, label="ci").count() == 1
     assert key.key_hash != raw and raw.startswith(key.prefix)
     api = Client()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}

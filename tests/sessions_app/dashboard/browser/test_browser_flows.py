@@ -218,3 +218,17 @@ def test_every_part_kind_renders_in_the_browser(live_world, login, page, live_se
     expect(transcript).to_contain_text("web_search (built-in)")
     expect(transcript).to_contain_text("id must be a string")
     assert page.console_errors == []
+
+
+def test_a_new_api_key_is_shown_once_and_a_reload_creates_no_second_key(live_world, login, page, live_server):
+    from sessions_app.models import ApiKey
+
+    login("ada")
+    page.goto(f"{live_server.url}/settings/api-keys/")
+    page.get_by_label("Label").fill("prg-check")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.locator("#new-key")).to_have_count(1)
+    page.reload()
+    expect(page.locator("#new-key")).to_have_count(0)  # shown once, after the redirect
+    assert ApiKey.objects.filter(tenant=live_world.acme, label="prg-check").count() == 1
+    assert page.console_errors == []
