@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PURE_MODULES = [
     "sessions_app.core.input_errors",
+    "sessions_app.core.message_facts",
     "sessions_app.core.recovery",
     "sessions_app.core.rendering",
     "sessions_app.core.serialization",

@@ -8,14 +8,15 @@ and the dashboard all call these.
 
 import hmac
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
+from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
 from sessions_app.audit.digests import hash_resume_token
@@ -73,97 +74,168 @@ class AuditReport:
 # ---- auditing one run ----------------------------------------------------------------------------------
 
 
-def _stored_history(run: Run) -> tuple[str, ...]:
-    """The latest snapshot's messages as stored, complete or interrupted: the history a resume would load."""
-    snapshot = scoped(Snapshot, run.tenant).filter(run=run).order_by("-seq").first()
-    if snapshot is None:
-        return ()
-    refs = list(
-        SnapshotMessage.objects.filter(snapshot=snapshot)
-        .order_by("position")
-        .values_list("message_id", flat=True)
+@dataclass(frozen=True)
+class History:
+    """A run's latest snapshot as stored (the bytes) and as messages: what a resume would load."""
+
+    stored: tuple[str, ...]
+    messages: list[ModelMessage]
+
+
+def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]:
+    """Each run's latest snapshot (highest step, then latest arrival; complete or interrupted), three queries."""
+    latest: dict[int, int] = {}
+    for snapshot_id, run_pk in (
+        scoped(Snapshot, tenant)
+        .filter(run__in=[run.pk for run in runs])
+        .order_by("run_id", F("step").desc(nulls_last=True), "-seq")
+        .values_list("id", "run_id")
+    ):
+        latest.setdefault(run_pk, snapshot_id)
+    refs: dict[int, list[int]] = {}
+    for snapshot_id, message_id in (
+        SnapshotMessage.objects.filter(snapshot_id__in=list(latest.values()))
+        .order_by("snapshot_id", "position")
+        .values_list("snapshot_id", "message_id")
+    ):
+        refs.setdefault(snapshot_id, []).append(message_id)
+    wanted = {message_id for ids in refs.values() for message_id in ids}
+    data = dict(scoped(StoredMessage, tenant).filter(id__in=wanted).values_list("id", "data"))
+    histories = {}
+    for run_pk, snapshot_id in latest.items():
+        stored = tuple(data[ref] for ref in refs.get(snapshot_id, []))
+        histories[run_pk] = History(stored, gates.load_history(stored))
+    return histories
+
+
+def _group(rows: Iterable[tuple[Any, Any]]) -> dict[Any, list[Any]]:
+    grouped: dict[Any, list[Any]] = {}
+    for key, value in rows:
+        grouped.setdefault(key, []).append(value)
+    return grouped
+
+
+def build_contexts(
+    tenant: Tenant, runs: Sequence[Run], now: datetime, histories: dict[int, History] | None = None
+) -> dict[int, tuple[gates.AuditContext, list[ModelMessage]]]:
+    """Everything the gates need about each run, read only through the tenant, one query per fact for all runs.
+
+    `histories` holds latest snapshots the caller already has in memory (ingestion just validated them);
+    only the others are read.
+    """
+    histories = dict(histories or {})
+    missing = [run for run in runs if run.pk not in histories]
+    if missing:
+        histories.update(_latest_histories(tenant, missing))
+    run_pks = [run.pk for run in runs]
+    empty = History((), [])
+    history_ids = {
+        run.pk: {m.conversation_id for m in histories.get(run.pk, empty).messages if m.conversation_id}
+        for run in runs
+    }
+    all_history_ids = set().union(*history_ids.values()) if history_ids else set()
+    conversation_ids = {run.pk: run.conversation.external_id for run in runs}
+
+    snapshot_facts = scoped(Snapshot, tenant).filter(run__in=run_pks)
+    sources = _group(snapshot_facts.values_list("run_id", "source"))
+    principals = _group(snapshot_facts.values_list("run_id", "principal_hash"))
+    parents = dict(
+        scoped(Run, tenant)
+        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id})
+        .values_list("run_id", "conversation__external_id")
     )
-    data = dict(scoped(StoredMessage, run.tenant).filter(id__in=set(refs)).values_list("id", "data"))
-    return tuple(data[ref] for ref in refs)
-
-
-def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list]:
-    """Everything the gates need about `run`, read only through this run's tenant."""
-    tenant = run.tenant
-    stored = _stored_history(run)
-    messages = gates.load_history(stored)
-    conversation_id = run.conversation.external_id
-    history_ids = {m.conversation_id for m in messages if m.conversation_id}
-
-    sources = {run.source, *scoped(Snapshot, tenant).filter(run=run).values_list("source", flat=True)}
-    parent_conversation_id = None
-    if run.parent_run_id:
-        parent = scoped(Run, tenant).filter(run_id=run.parent_run_id).select_related("conversation").first()
-        parent_conversation_id = parent.conversation.external_id if parent else None
-    contract = scoped(PromptContract, tenant).filter(agent_name=run.agent_name).first()
-    effects = dict(scoped(ToolEffect, tenant).filter(run=run).values_list("tool_call_id", "status"))
-    # Read afresh: ingestion may have claimed the conversation for its first principal a moment ago.
-    owner = (
-        scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
-    ).first()
-    run_principals = set(scoped(Snapshot, tenant).filter(run=run).values_list("principal_hash", flat=True))
-
-    ctx = gates.AuditContext(
-        run_id=run.run_id,
-        conversation_id=conversation_id,
-        now=now,
-        stored_messages=stored,
-        agent_name=run.agent_name,
-        sources=frozenset(sources),
-        parent_run_id=run.parent_run_id,
-        parent_conversation_id=parent_conversation_id,
-        owned_conversation_ids=frozenset(
-            scoped(Conversation, tenant)
-            .filter(external_id__in=history_ids)
-            .values_list("external_id", flat=True)
-        ),
-        tenant_run_ids=frozenset(
-            scoped(Run, tenant)
-            .filter(run_id__in=history_ids | {conversation_id})
-            .values_list("run_id", flat=True)
-        ),
-        merged_conversation_ids=frozenset(
-            scoped(ConversationMerge, tenant)
-            .filter(conversation=run.conversation)
-            .values_list("merged_external_id", flat=True)
-        ),
-        prompt_contract=gates.PromptContractFact(contract.kind, contract.value) if contract else None,
-        # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
-        tool_effects=effects or None,
-        receipts=tuple(
-            gates.ReceiptFact(effect, evidence)
-            for effect, evidence in scoped(Receipt, tenant).filter(run=run).values_list("effect", "evidence")
-        ),
-        waits=tuple(
-            gates.WaitFact(owner, decision, deadline, resolved_at is not None)
-            for owner, decision, deadline, resolved_at in scoped(Wait, tenant)
-            .filter(run=run)
-            .values_list("owner", "decision", "deadline", "resolved_at")
-        ),
-        owner_principal_hash=owner or "",
-        run_principal_hashes=frozenset(run_principals - {""}),
+    contracts = {
+        contract.agent_name: contract
+        for contract in scoped(PromptContract, tenant).filter(agent_name__in={run.agent_name for run in runs})
+    }
+    effects = _group(
+        (run_pk, (call_id, status))
+        for run_pk, call_id, status in scoped(ToolEffect, tenant)
+        .filter(run__in=run_pks)
+        .values_list("run_id", "tool_call_id", "status")
     )
-    return ctx, messages
+    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
+    owners = dict(
+        scoped(Conversation, tenant)
+        .filter(pk__in={run.conversation_id for run in runs})
+        .values_list("pk", "owner_principal_hash")
+    )
+    owned = set(
+        scoped(Conversation, tenant).filter(external_id__in=all_history_ids).values_list("external_id", flat=True)
+    )
+    tenant_run_ids = set(
+        scoped(Run, tenant)
+        .filter(run_id__in=all_history_ids | set(conversation_ids.values()))
+        .values_list("run_id", flat=True)
+    )
+    merges = _group(
+        scoped(ConversationMerge, tenant)
+        .filter(conversation__in={run.conversation_id for run in runs})
+        .values_list("conversation_id", "merged_external_id")
+    )
+    receipts = _group(
+        (run_pk, gates.ReceiptFact(effect, evidence))
+        for run_pk, effect, evidence in scoped(Receipt, tenant)
+        .filter(run__in=run_pks)
+        .values_list("run_id", "effect", "evidence")
+    )
+    waits = _group(
+        (run_pk, gates.WaitFact(owner, decision, deadline, resolved_at is not None))
+        for run_pk, owner, decision, deadline, resolved_at in scoped(Wait, tenant)
+        .filter(run__in=run_pks)
+        .values_list("run_id", "owner", "decision", "deadline", "resolved_at")
+    )
+
+    contexts = {}
+    for run in runs:
+        history = histories.get(run.pk, empty)
+        contract = contracts.get(run.agent_name)
+        run_effects = dict(effects.get(run.pk, []))
+        ids = history_ids[run.pk]
+        conversation_id = conversation_ids[run.pk]
+        ctx = gates.AuditContext(
+            run_id=run.run_id,
+            conversation_id=conversation_id,
+            now=now,
+            stored_messages=history.stored,
+            agent_name=run.agent_name,
+            sources=frozenset({run.source, *sources.get(run.pk, [])}),
+            parent_run_id=run.parent_run_id,
+            parent_conversation_id=parents.get(run.parent_run_id) if run.parent_run_id else None,
+            owned_conversation_ids=frozenset(ids & owned),
+            tenant_run_ids=frozenset((ids | {conversation_id}) & tenant_run_ids),
+            merged_conversation_ids=frozenset(merges.get(run.conversation_id, [])),
+            prompt_contract=gates.PromptContractFact(contract.kind, contract.value) if contract else None,
+            # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
+            tool_effects=run_effects or None,
+            receipts=tuple(receipts.get(run.pk, [])),
+            waits=tuple(waits.get(run.pk, [])),
+            owner_principal_hash=owners.get(run.conversation_id) or "",
+            run_principal_hashes=frozenset(set(principals.get(run.pk, [])) - {""}),
+        )
+        contexts[run.pk] = (ctx, history.messages)
+    return contexts
 
 
-def _record_findings(run: Run, findings: Iterable[gates.Finding], now: datetime) -> int:
-    """One audit event per finding, the first time it appears for this run; returns how many were new."""
-    by_key = {finding.key: finding for finding in findings}
-    if not by_key:
+def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list[ModelMessage]]:
+    """Everything the gates need about one run (see `build_contexts`)."""
+    return build_contexts(run.tenant, [run], now)[run.pk]
+
+
+def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.Finding]]], now: datetime) -> int:
+    """One audit event per finding, the first time it appears for its run; returns how many were new."""
+    by_run = {run.run_id: (run, {finding.key: finding for finding in findings}) for run, findings in found}
+    keys = {key for _, by_key in by_run.values() for key in by_key}
+    if not keys:
         return 0
     known = set(
-        scoped(AuditEvent, run.tenant)
-        .filter(run_id=run.run_id, finding_key__in=list(by_key))
-        .values_list("finding_key", flat=True)
+        scoped(AuditEvent, tenant)
+        .filter(run_id__in=list(by_run), finding_key__in=list(keys))
+        .values_list("run_id", "finding_key")
     )
     new = [
         AuditEvent(
-            tenant=run.tenant,
+            tenant=tenant,
             event_class=finding.event_class,
             conversation_id=finding.conversation_id or run.conversation.external_id,
             run_id=run.run_id,
@@ -171,11 +243,12 @@ def _record_findings(run: Run, findings: Iterable[gates.Finding], now: datetime)
             observed_at=now,
             finding_key=key,
         )
+        for run, by_key in by_run.values()
         for key, finding in by_key.items()
-        if key not in known
+        if (run.run_id, key) not in known
     ]
     # ignore_conflicts: a concurrent audit of the same run may have written the same finding a moment ago.
-    AuditEvent.objects.bulk_create(new, ignore_conflicts=True)
+    AuditEvent.objects.bulk_create(new, ignore_conflicts=True, batch_size=500)
     return len(new)
 
 
@@ -188,27 +261,61 @@ def _recheck_at(ctx: gates.AuditContext) -> datetime | None:
 def audit_run(run: Run, *, now: datetime | None = None) -> AuditReport:
     """Run the six gates on `run`'s latest snapshot, store the verdict, record new findings once.
 
-    Ingestion calls this after each stored snapshot, inside its transaction; receipts, waits, contracts and
-    merges call it for the runs they affect.
+    Receipts, waits, contracts and merges call this for the runs they affect; ingestion calls `audit_runs`.
+    """
+    return audit_runs(run.tenant, [run], now=now)[0]
+
+
+def audit_runs(
+    tenant: Tenant,
+    runs: Sequence[Run],
+    *,
+    now: datetime | None = None,
+    histories: dict[int, History] | None = None,
+) -> list[AuditReport]:
+    """`audit_run` for many runs of one tenant at once: one query per fact, one for verdicts, one for events.
+
+    Ingestion calls this inside its transaction with the histories it just validated (`histories`, by run pk).
     """
     now = now or timezone.now()
+    if not runs:
+        return []
     with transaction.atomic():
-        ctx, messages = build_context(run, now)
-        result = gates.run_gates(ctx, messages)
-        findings = [finding.as_dict() for finding in result.findings]
-        RunVerdict.objects.update_or_create(
-            run=run,
-            defaults={
-                "tenant": run.tenant,
+        contexts = build_contexts(tenant, runs, now, histories)
+        results = {run.pk: gates.run_gates(*contexts[run.pk]) for run in runs}
+        existing = {v.run_id: v for v in scoped(RunVerdict, tenant).filter(run__in=[run.pk for run in runs])}
+        changed, created = [], []
+        for run in runs:
+            result = results[run.pk]
+            values = {
                 "verdict": result.verdict,
-                "findings": findings,
+                "findings": [finding.as_dict() for finding in result.findings],
                 "repair_count": sum(1 for f in result.findings if f.gate == gates.TOOL_PAIRING),
                 "updated_at": now,
-                "recheck_at": _recheck_at(ctx),
-            },
+                "recheck_at": _recheck_at(contexts[run.pk][0]),
+            }
+            row = existing.get(run.pk)
+            if row is None:
+                created.append(RunVerdict(tenant=tenant, run=run, **values))
+            else:
+                for field_name, value in values.items():
+                    setattr(row, field_name, value)
+                changed.append(row)
+        RunVerdict.objects.bulk_create(created, batch_size=500)
+        RunVerdict.objects.bulk_update(
+            changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"], batch_size=500
         )
-        _record_findings(run, result.findings, now)
-    return AuditReport(run.run_id, ctx.conversation_id, result.verdict, findings, now)
+        _record_findings(tenant, [(run, results[run.pk].findings) for run in runs], now)
+    return [
+        AuditReport(
+            run.run_id,
+            contexts[run.pk][0].conversation_id,
+            results[run.pk].verdict,
+            [finding.as_dict() for finding in results[run.pk].findings],
+            now,
+        )
+        for run in runs
+    ]
 
 
 def get_run(tenant: Tenant, run_id: str) -> Run:

@@ -528,90 +528,158 @@ class _HashMemo:
         return key
 
 
+def _made_by_one_run(messages: Sequence[ModelMessage]) -> bool:
+    return bool(messages) and messages[0].run_id is not None and messages[0].run_id == messages[-1].run_id
+
+
 def recover_conversation(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
     """The conversation's exact record: transcript messages in order, summary artifacts interleaved.
 
     Runs are ordered by `(started_at, arrival)` (the run id only breaks ties among inputs without an arrival),
-    snapshots by `seq`. A summary artifact is placed where it
-    first appeared: after the messages recorded before the snapshot that first carried it.
+    snapshots by `seq`. A summary artifact is placed where it first appeared: after the messages recorded before
+    the snapshot that first carried it.
     """
-    token = _PART_KEYS.set({})
-    try:
-        return _recover(runs)
-    finally:
-        _PART_KEYS.reset(token)
-
-
-def _recover(runs: Sequence[RunInput]) -> list[RecoveredMessage]:
-    hash_of = _HashMemo()
-
-    entries: list[_Entry] = []
-    artifacts_before: dict[int, list[tuple[ModelRequest, str]]] = {}
-    seen_artifacts: set[str] = set()
-    states: dict[str, _RunState] = {}
-    finished: list[_RunState] = []
-
-    for run in sorted(runs, key=lambda r: (r.started_at, r.arrival, r.run_id)):
+    fold = RecoveryFold()
+    for run in sorted(runs, key=run_order):
         for snapshot in sorted(run.snapshots, key=lambda s: s.seq):
-            if snapshot.state != "complete":
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+    return fold.recovered()
+
+
+def run_order(run: RunInput) -> tuple[datetime, int, str]:
+    return (run.started_at, run.arrival, run.run_id)
+
+
+@dataclass(frozen=True)
+class FoldChange:
+    """What folding one more snapshot changed in the record, so a stored transcript can follow it row by row.
+
+    `appended_from` is the record's length before the snapshot: positions from there on are new. `replaced`
+    are earlier positions now holding a later copy of their message (the same content hash, perhaps other
+    bytes). `flags` are positions whose `recovered_from_compaction` changed, with the new value. `artifacts`
+    are summary artifacts seen for the first time, placed before position `appended_from`.
+    """
+
+    appended_from: int
+    replaced: frozenset[int]
+    flags: dict[int, bool]
+    artifacts: tuple[RecoveredMessage, ...]
+
+
+class RecoveryFold:
+    """Recovery as a fold over snapshots in order: `recover_conversation` feeds it every snapshot from scratch,
+    and a store that keeps a fold can feed it only the next snapshot, getting the same record.
+
+    A snapshot may be applied only in recovery order: after every snapshot of its run and of every run before
+    it. The caller checks that (`last_run`, `snapshots_folded`); anything else needs a fold from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._hash_of = _HashMemo()
+        self._part_keys: dict[int, tuple[object, str]] = {}
+        self.entries: list[_Entry] = []
+        self._artifacts_before: dict[int, list[tuple[ModelRequest, str]]] = {}
+        self._seen_artifacts: set[str] = set()
+        self._states: dict[str, _RunState] = {}
+        self._finished: list[_RunState] = []
+        self._drop_count: dict[int, int] = {}  # how many runs' lineages hold a position their live history lacks
+        self.last_run: str | None = None
+        self.snapshots_folded = 0
+
+    def apply(self, run_id: str, state: str, snapshot: Sequence[ModelMessage]) -> FoldChange:
+        token = _PART_KEYS.set(self._part_keys)
+        try:
+            return self._apply(run_id, state, snapshot)
+        finally:
+            _PART_KEYS.reset(token)
+
+    def _apply(self, run_id: str, state: str, snapshot: Sequence[ModelMessage]) -> FoldChange:
+        self.snapshots_folded += 1
+        self.last_run = run_id
+        entries = self.entries
+        before = len(entries)
+        if state != "complete":
+            return FoldChange(before, frozenset(), {}, ())
+        messages: list[ModelMessage] = []
+        artifacts: list[RecoveredMessage] = []
+        for message in snapshot:
+            if isinstance(message, ModelRequest) and not message.parts:
+                # pydantic-ai empties an orphan tool result's request in place; nothing is left to record.
                 continue
-            messages: list[ModelMessage] = []
-            for message in snapshot.messages:
-                if isinstance(message, ModelRequest) and not message.parts:
-                    # pydantic-ai empties an orphan tool result's request in place; nothing is left to record.
-                    continue
-                artifact, rest = split_summary_artifact(message)
-                if artifact is not None:
-                    key = message_hash(artifact)
-                    if key not in seen_artifacts:
-                        seen_artifacts.add(key)
-                        artifacts_before.setdefault(len(entries), []).append((artifact, run.run_id))
-                if rest is not None:
-                    messages.append(rest)
-            hashes = [hash_of(m) for m in messages]
+            artifact, rest = split_summary_artifact(message)
+            if artifact is not None:
+                key = message_hash(artifact)
+                if key not in self._seen_artifacts:
+                    self._seen_artifacts.add(key)
+                    self._artifacts_before.setdefault(before, []).append((artifact, run_id))
+                    artifacts.append(RecoveredMessage(artifact, run_id, False, summary_artifact=True))
+            if rest is not None:
+                messages.append(rest)
+        hashes = [self._hash_of(m) for m in messages]
 
-            state = states.get(run.run_id)
-            if state is None:
-                lineage, alignment = _choose_base(finished, entries, messages, hashes)
-                state = states[run.run_id] = _RunState()
-                finished.append(state)
-            else:
-                lineage = state.lineage
-                alignment = _align(lineage, entries, messages, hashes)
+        run_state = self._states.get(run_id)
+        if run_state is None:
+            lineage, alignment = _choose_base(self._finished, entries, messages, hashes)
+            if not alignment.block and not alignment.matches and _made_by_one_run(messages):
+                # Nothing of an earlier lineage is in the snapshot but, at most, a shared system prompt, and
+                # pydantic-ai stamped its first message with the same run as its last: a run of its own (the
+                # same agent started afresh), not a continuation whose compaction left only the first request.
+                lineage, alignment = [], _Alignment(0, [], 0)
+            run_state = self._states[run_id] = _RunState()
+            self._finished.append(run_state)
+        else:
+            lineage = run_state.lineage
+            alignment = _align(lineage, entries, messages, hashes)
 
-            if alignment.block:
-                new_lineage = list(lineage)
-            else:
-                # No tail kept: a fork from an earlier point, a run whose compaction dropped all it inherited
-                # (but the first request it preserves, or part of it), or a start the store no longer holds.
-                # Sharing more than the first request is a fork: the lineage continues from what is shared.
-                # Sharing at most the first request is what compaction leaves of a continuation, so the run
-                # continues the whole lineage, and the next run is still compared with the real beginning.
-                new_lineage = list(lineage[: alignment.reached] if alignment.reached > 1 else lineage)
-            for position, index in alignment.matches:
-                if index is not None:
-                    entries[position].message = messages[index]
-            live = {position for position, _ in alignment.matches}
-            tail_from = alignment.tail_from
+        if alignment.block:
+            new_lineage = list(lineage)
+        else:
+            # No tail kept: a fork from an earlier point, a run whose compaction dropped all it inherited
+            # (but the first request it preserves, or part of it), or a start the store no longer holds.
+            # Sharing more than the first request is a fork: the lineage continues from what is shared.
+            # Sharing at most the first request is what compaction leaves of a continuation, so the run
+            # continues the whole lineage, and the next run is still compared with the real beginning.
+            new_lineage = list(lineage[: alignment.reached] if alignment.reached > 1 else lineage)
+        replaced: set[int] = set()
+        for position, index in alignment.matches:
+            if index is not None and entries[position].message is not messages[index]:
+                entries[position].message = messages[index]
+                replaced.add(position)
+        live = {position for position, _ in alignment.matches}
+        for index in range(alignment.tail_from, len(messages)):
+            entries.append(_Entry(messages[index], hashes[index], run_id))
+            new_lineage.append(len(entries) - 1)
+            live.add(len(entries) - 1)
 
-            for index in range(tail_from, len(messages)):
-                entries.append(_Entry(messages[index], hashes[index], run.run_id))
-                new_lineage.append(len(entries) - 1)
-                live.add(len(entries) - 1)
-            state.lineage, state.live = new_lineage, live
+        old_dropped = {p for p in run_state.lineage if p not in run_state.live}
+        new_dropped = {p for p in new_lineage if p not in live}
+        run_state.lineage, run_state.live = new_lineage, live
+        touched = {p: self.dropped(p) for p in old_dropped ^ new_dropped}
+        for position in old_dropped - new_dropped:
+            self._drop_count[position] -= 1
+            if not self._drop_count[position]:
+                del self._drop_count[position]
+        for position in new_dropped - old_dropped:
+            self._drop_count[position] = self._drop_count.get(position, 0) + 1
+        # New positions are written whole; of the earlier ones, only those whose flag really changed.
+        flags = {p: self.dropped(p) for p, was in touched.items() if p < before and self.dropped(p) != was}
+        return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
 
-    dropped: set[int] = set()
-    for state in states.values():
-        dropped.update(p for p in state.lineage if p not in state.live)
+    def dropped(self, position: int) -> bool:
+        return position in self._drop_count
 
-    out: list[RecoveredMessage] = []
-    for position in range(len(entries) + 1):
-        for artifact, run_id in artifacts_before.get(position, ()):
-            out.append(RecoveredMessage(artifact, run_id, recovered_from_compaction=False, summary_artifact=True))
-        if position < len(entries):
-            entry = entries[position]
-            out.append(RecoveredMessage(entry.message, entry.run_id, position in dropped, summary_artifact=False))
-    return out
+    def recovered(self) -> list[RecoveredMessage]:
+        out: list[RecoveredMessage] = []
+        entries = self.entries
+        for position in range(len(entries) + 1):
+            for artifact, run_id in self._artifacts_before.get(position, ()):
+                out.append(RecoveredMessage(artifact, run_id, recovered_from_compaction=False, summary_artifact=True))
+            if position < len(entries):
+                entry = entries[position]
+                out.append(
+                    RecoveredMessage(entry.message, entry.run_id, self.dropped(position), summary_artifact=False)
+                )
+        return out
 
 
 def transcript_only(recovered: Iterable[RecoveredMessage]) -> list[ModelMessage]:

@@ -16,7 +16,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from sessions_app.audit.principals import claim_conversation, principal_hash
-from sessions_app.audit.service import audit_run
+from sessions_app.audit.service import History, audit_runs
 from sessions_app.core.recovery import message_hash
 from sessions_app.core.serialization import dump_message
 from sessions_app.ingest.payloads import (
@@ -39,7 +39,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
-from sessions_app.transcripts.store import rebuild_transcript
+from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
@@ -270,13 +270,17 @@ def _ingest(
                 known[identity] = 0  # a later copy in this same batch is a repeat too
             fresh.append(item)
         message_ids, result.new_messages = _store_messages(tenant, fresh)
-        next_seq = dict(
+        next_seq: dict[int, int] = {}
+        top_step: dict[int, int | None] = {}
+        for run_pk, seq, step in (
             Snapshot.objects.filter(tenant=tenant, run_id__in=[runs[i.payload.run_id].id for i in fresh])
             .values("run_id")
-            .annotate(top=Max("seq"))
-            .values_list("run_id", "top")
-        )
+            .annotate(top=Max("seq"), top_step=Max("step"))
+            .values_list("run_id", "top", "top_step")
+        ):
+            next_seq[run_pk], top_step[run_pk] = seq, step
         snapshots = []
+        latest: dict[int, _Prepared] = {}  # by run: the batch's snapshot that is now the run's latest, if any
         for item in fresh:
             run = runs[item.payload.run_id]
             snapshot_source = Source.CLIENT if item.payload.client_supplied else source
@@ -299,7 +303,14 @@ def _ingest(
                     principal_hash=principal,
                 )
             )
-            _note_snapshot_on_run(run, item.payload, snapshot_source)
+            if snapshot_source == Source.CLIENT:
+                run.source = Source.CLIENT  # one client-supplied snapshot taints the whole run
+            step, stored_step = item.payload.step, top_step.get(run.id)
+            if step is None or stored_step is None or step >= stored_step:
+                # The latest step decides the run's state; a late earlier step changes only the transcript.
+                top_step[run.id] = step if step is not None else stored_step
+                _note_snapshot_on_run(run, item.payload)
+                latest[run.id] = item
             touched_runs[run.id] = run
         Snapshot.objects.bulk_create(snapshots, batch_size=500)
         SnapshotMessage.objects.bulk_create(
@@ -322,17 +333,24 @@ def _ingest(
             for item in fresh
             for sha, message in zip(item.shas, item.payload.messages, strict=True)
         }
-        for conversation in {run.conversation for run in touched_runs.values()}:
-            rebuild_transcript(conversation, validated)
-        for run in touched_runs.values():
-            audit_run(run)
+        # Tool effects change no transcript: only conversations with new snapshots are recovered.
+        by_conversation: dict[int, list[NewSnapshot]] = {}
+        for snapshot, item in zip(snapshots, fresh, strict=True):
+            stored_ids = [message_ids[sha] for sha in item.shas]
+            by_conversation.setdefault(snapshot.run.conversation_id, []).append(
+                NewSnapshot(snapshot.run, snapshot, item.payload.messages, stored_ids)
+            )
+        for batch in by_conversation.values():
+            update_transcript(batch[0].run.conversation, batch, validated)
+        histories = {
+            run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in latest.items()
+        }
+        audit_runs(tenant, list(touched_runs.values()), histories=histories)
     return result
 
 
-def _note_snapshot_on_run(run: Run, payload: SnapshotPayload, source: str) -> None:
-    """The latest snapshot decides the run's state; one client-supplied snapshot taints the whole run."""
-    if source == Source.CLIENT:
-        run.source = Source.CLIENT
+def _note_snapshot_on_run(run: Run, payload: SnapshotPayload) -> None:
+    """The run's latest snapshot decides its state and agent."""
     if payload.agent and not run.agent_name:
         run.agent_name = payload.agent
     run.finished_at = None

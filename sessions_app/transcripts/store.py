@@ -1,26 +1,51 @@
-"""Reading and rewriting a conversation's recovered transcript; deleting conversations with their index.
+"""Keeping a conversation's recovered transcript; deleting conversations with their index.
 
-The ORM edge around `sessions_app.core.recovery`: load snapshots as plain messages, recover, and write only the part of
-the transcript that changed, keeping the search index in the same transaction.
+The ORM edge around `sessions_app.core.recovery`. A snapshot that comes next in recovery order (a later step of the
+conversation's last run, or a run starting after every other) is folded into the conversation's recovery kept in
+this process, and only the rows it changed are written: the cost follows the new snapshot, not the history.
+Anything else (the first snapshot this process sees of a conversation, a late step, a run that starts earlier
+than another, a fold another process moved on) recovers the conversation from scratch and rewrites the
+transcript from its first changed row. Both write the search index in the same transaction.
 """
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
-from django.db import transaction
-from django.db.models import F, QuerySet
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, F, Max, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from search_app import index
-from sessions_app.core.recovery import RecoveredMessage, RunInput, SnapshotInput, message_hash, recover_conversation
+from sessions_app.core.message_facts import message_facts
+from sessions_app.core.recovery import (
+    FoldChange,
+    RecoveredMessage,
+    RecoveryFold,
+    RunInput,
+    SnapshotInput,
+    message_hash,
+    run_order,
+)
 from sessions_app.core.rendering import message_role, message_text
 from sessions_app.core.serialization import dump_message, load_message, sha256_text
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 
+SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapshots in recovery order
+
+
+def snapshot_key(snapshot: Snapshot) -> SnapshotKey:
+    return (snapshot.step is None, snapshot.step or 0, snapshot.seq)
+
 
 def load_run_inputs(
     conversation: Conversation, known: dict[int, ModelMessage] | None = None
-) -> tuple[list[RunInput], dict[int, int]]:
-    """The conversation's runs and snapshots as plain recovery input, plus id(message object) → StoredMessage id.
+) -> tuple[list[RunInput], dict[int, int], dict[int, SnapshotKey]]:
+    """The conversation's runs and snapshots as plain recovery input, id(message object) → StoredMessage id, and
+    each run's last snapshot key (by run pk).
 
     `known` maps StoredMessage ids to message objects the caller already holds (ingestion just validated them),
     so only the others are read and parsed again.
@@ -51,7 +76,9 @@ def load_run_inputs(
         objects.update((mid, load_message(data)) for mid, data in rows)
     stored_id_of = {id(obj): mid for mid, obj in objects.items()}
     snapshots_by_run: dict[int, list[SnapshotInput]] = {}
+    last_keys: dict[int, SnapshotKey] = {}
     for snapshot in snapshots:
+        last_keys[snapshot.run_id] = snapshot_key(snapshot)
         placed = snapshots_by_run.setdefault(snapshot.run_id, [])
         placed.append(
             SnapshotInput(
@@ -70,7 +97,7 @@ def load_run_inputs(
         )
         for run in runs
     ]
-    return run_inputs, stored_id_of
+    return run_inputs, stored_id_of, last_keys
 
 
 def _stored_message_id(conversation: Conversation, message: ModelMessage, stored_id_of: dict[int, int]) -> int:
@@ -88,73 +115,282 @@ def _stored_message_id(conversation: Conversation, message: ModelMessage, stored
     return stored.id
 
 
-def _entries_for(
+@dataclass(frozen=True)
+class _Row:
+    """What identifies a transcript entry: enough to tell whether a stored row still stands."""
+
+    position: int
+    run_pk: int
+    message_id: int
+    recovered_from_compaction: bool
+    summary_artifact: bool
+
+
+def _rows_for(
     conversation: Conversation, recovered: Sequence[RecoveredMessage], stored_id_of: dict[int, int]
-) -> list[TranscriptEntry]:
+) -> list[_Row]:
     run_pk = dict(
         Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list("run_id", "id")
     )
-    entries = []
+    rows = []
     position = 0
     for item in recovered:
-        entries.append(
-            TranscriptEntry(
-                tenant_id=conversation.tenant_id,
-                conversation=conversation,
-                position=position,
-                run_id=run_pk[item.run_id],
-                message_id=_stored_message_id(conversation, item.message, stored_id_of),
-                role=message_role(item.message),
-                text=message_text(item.message),
-                timestamp=item.message.timestamp,
-                recovered_from_compaction=item.recovered_from_compaction,
-                summary_artifact=item.summary_artifact,
-            )
+        message_id = _stored_message_id(conversation, item.message, stored_id_of)
+        rows.append(
+            _Row(position, run_pk[item.run_id], message_id, item.recovered_from_compaction, item.summary_artifact)
         )
         if not item.summary_artifact:
             position += 1
-    return entries
+    return rows
 
 
-def _same(a: TranscriptEntry, b: TranscriptEntry) -> bool:
-    return (
-        a.position == b.position
-        and a.run_id == b.run_id
-        and a.message_id == b.message_id
-        and a.recovered_from_compaction == b.recovered_from_compaction
-        and a.summary_artifact == b.summary_artifact
+def _entry(conversation: Conversation, row: _Row, message: ModelMessage) -> TranscriptEntry:
+    return TranscriptEntry(
+        tenant_id=conversation.tenant_id,
+        conversation=conversation,
+        position=row.position,
+        run_id=row.run_pk,
+        message_id=row.message_id,
+        role=message_role(message),
+        text=message_text(message),
+        timestamp=message.timestamp,
+        recovered_from_compaction=row.recovered_from_compaction,
+        summary_artifact=row.summary_artifact,
+        facts=message_facts(message),
     )
 
 
 def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage] | None = None) -> int:
     """Recover the conversation again and rewrite the transcript from its first changed entry; returns its length.
 
-    Entries before the first difference stay (with their index rows), so appending a step costs the new messages.
+    Entries before the first difference stay (with their index rows), and only the entries after it are rendered
+    and written, so appending a step costs the new messages.
     """
     with transaction.atomic():
-        run_inputs, stored_id_of = load_run_inputs(conversation, known)
-        new = _entries_for(conversation, recover_conversation(run_inputs), stored_id_of)
+        run_inputs, stored_id_of, last_keys = load_run_inputs(conversation, known)
+        fold, last_run = _fold_from_scratch(run_inputs)
+        recovered = fold.recovered()
+        rows = _rows_for(conversation, recovered, stored_id_of)
         old = list(
-            TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).order_by(
-                "position", "-summary_artifact", "id"
-            )
+            TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation)
+            .order_by("position", "-summary_artifact", "id")
+            .values_list("id", "position", "run_id", "message_id", "recovered_from_compaction", "summary_artifact")
         )
         keep = 0
-        while keep < min(len(old), len(new)) and _same(old[keep], new[keep]):
+        while keep < min(len(old), len(rows)) and _Row(*old[keep][1:]) == rows[keep]:
             keep += 1
-        stale = [entry.id for entry in old[keep:]]
+        stale = [entry_id for entry_id, *_ in old[keep:]]
         if stale:
             index.entries_removed(conversation.tenant_id, stale)
             TranscriptEntry.objects.filter(id__in=stale).delete()
-        added = TranscriptEntry.objects.bulk_create(new[keep:], batch_size=1000)
+        added = TranscriptEntry.objects.bulk_create(
+            [_entry(conversation, row, item.message) for row, item in zip(rows[keep:], recovered[keep:], strict=True)],
+            batch_size=1000,
+        )
         if added:
             index.entries_added(added)
-        length = sum(1 for entry in new if not entry.summary_artifact)
+        length = sum(1 for row in rows if not row.summary_artifact)
         # "Updated" means the conversation's last activity, not when we last rewrote rows.
-        last_activity = max((entry.timestamp for entry in new if entry.timestamp), default=conversation.updated_at)
+        stamps = [item.message.timestamp for item in recovered if item.message.timestamp]
+        last_activity = max(stamps, default=conversation.updated_at)
         Conversation.objects.filter(pk=conversation.pk).update(message_count=length, updated_at=last_activity)
         conversation.message_count, conversation.updated_at = length, last_activity
+        count, newest = _snapshot_count(conversation)
+        entries = [row for row in rows if not row.summary_artifact]
+        kept = _Kept(
+            fold=fold,
+            stored_id_of={id(e.message): row.message_id for e, row in zip(fold.entries, entries, strict=True)},
+            message_ids=[row.message_id for row in entries],
+            snapshot_count=count,
+            newest_snapshot=newest,
+            folded_runs={run_input.arrival for run_input in run_inputs},
+            last=(run_order(last_run), last_keys[last_run.arrival]) if last_run else None,
+        )
+        _keep_after_commit(conversation, kept)
     return length
+
+
+
+
+@dataclass(frozen=True)
+class NewSnapshot:
+    """A snapshot ingestion just stored, with the messages it validated."""
+
+    run: Run
+    snapshot: Snapshot
+    messages: Sequence[ModelMessage]
+    stored_ids: Sequence[int]  # the StoredMessage of each message
+
+    @property
+    def key(self) -> SnapshotKey:
+        return snapshot_key(self.snapshot)
+
+
+@dataclass
+class _Kept:
+    """A conversation's recovery as this process last wrote it."""
+
+    fold: RecoveryFold
+    stored_id_of: dict[int, int]  # id(message) -> StoredMessage id; the fold holds every such message alive
+    message_ids: list[int]  # position -> StoredMessage id, as written
+    snapshot_count: int
+    newest_snapshot: int
+    folded_runs: set[int]  # run pks
+    last: tuple[tuple[datetime, int, str], SnapshotKey] | None  # the last run folded and its last snapshot
+    messages_held: int = field(default=0)
+
+
+_kept: OrderedDict[tuple[str, int, str, datetime], _Kept] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _kept_key(conversation: Conversation) -> tuple[str, int, str, datetime]:
+    # The creation time too: a conversation deleted and made again may get the same primary key on SQLite.
+    return (connection.alias, conversation.pk, conversation.external_id, conversation.created_at)
+
+
+def _take_kept(conversation: Conversation) -> _Kept | None:
+    with _kept_lock:
+        return _kept.pop(_kept_key(conversation), None)
+
+
+def _keep_after_commit(conversation: Conversation, kept: _Kept) -> None:
+    """Keep the fold once the transaction commits (a rolled-back write must not leave a fold ahead of the rows)."""
+    key = _kept_key(conversation)
+    kept.messages_held = len(kept.fold.entries) + kept.fold.snapshots_folded
+
+    def keep() -> None:
+        limit = settings.SESSIONDESK_RECOVERY_CACHE_MESSAGES
+        with _kept_lock:
+            _kept[key] = kept
+            _kept.move_to_end(key)
+            while _kept and sum(k.messages_held for k in _kept.values()) > limit:
+                _kept.popitem(last=False)
+
+    transaction.on_commit(keep)
+
+
+def _snapshot_count(conversation: Conversation) -> tuple[int, int]:
+    found = Snapshot.objects.filter(tenant_id=conversation.tenant_id, run__conversation=conversation).aggregate(
+        count=Count("id"), newest=Max("id")
+    )
+    return found["count"], found["newest"] or 0
+
+
+def _fold_from_scratch(run_inputs: Sequence[RunInput]) -> tuple[RecoveryFold, RunInput | None]:
+    """The conversation folded from scratch (as `recover_conversation` does), and the last run folded."""
+    fold = RecoveryFold()
+    last = None
+    for run in sorted(run_inputs, key=run_order):
+        for snapshot in sorted(run.snapshots, key=lambda s: s.seq):
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+            last = run
+    return fold, last
+
+
+def _comes_next(kept: _Kept, batch: Sequence[NewSnapshot], count: int, newest: int) -> bool:
+    """Whether the batch extends the kept fold in recovery order, and the fold is the store's latest."""
+    if count != kept.snapshot_count + len(batch) or min(n.snapshot.id for n in batch) <= kept.newest_snapshot:
+        return False  # another process folded snapshots in meanwhile
+    last = kept.last
+    for new in batch:
+        run_key = (new.run.started_at, new.run.pk, new.run.run_id)
+        if last is not None:
+            last_run, last_snapshot = last
+            same_run = run_key == last_run
+            if (same_run and new.key <= last_snapshot) or (not same_run and run_key <= last_run):
+                return False
+            if not same_run and new.run.pk in kept.folded_runs:
+                return False
+        last = (run_key, new.key)
+    return True
+
+
+def update_transcript(
+    conversation: Conversation, batch: Sequence[NewSnapshot], known: dict[int, ModelMessage] | None = None
+) -> int:
+    """Bring the transcript up to date after `batch` was stored; returns its length.
+
+    When the batch comes next in recovery order and this process kept the conversation's fold, only the batch is
+    folded and only the rows it changed are written; otherwise the conversation is recovered from scratch.
+    """
+    kept = _take_kept(conversation)
+    ordered = sorted(batch, key=lambda n: ((n.run.started_at, n.run.pk, n.run.run_id), n.key))
+    if kept is None:
+        return rebuild_transcript(conversation, known)
+    count, newest = _snapshot_count(conversation)
+    if not _comes_next(kept, ordered, count, newest):
+        return rebuild_transcript(conversation, known)
+    with transaction.atomic():
+        fold = kept.fold
+        first = len(fold.entries)
+        changes: list[FoldChange] = []
+        for new in ordered:
+            changes.append(fold.apply(new.run.run_id, new.snapshot.state, new.messages))
+            kept.folded_runs.add(new.run.pk)
+            kept.last = ((new.run.started_at, new.run.pk, new.run.run_id), new.key)
+        batch_ids = {id(m): stored_id for n in ordered for m, stored_id in zip(n.messages, n.stored_ids, strict=True)}
+        _write_changes(conversation, kept, changes, first, batch_ids)
+        kept.snapshot_count, kept.newest_snapshot = count, newest
+        _keep_after_commit(conversation, kept)
+    return len(fold.entries)
+
+
+def _write_changes(
+    conversation: Conversation, kept: _Kept, changes: Sequence[FoldChange], first: int, batch_ids: dict[int, int]
+) -> None:
+    """Write what the folded snapshots changed: new rows, rows now holding a later copy, flags, artifacts."""
+    fold = kept.fold
+
+    def stored_id(message: ModelMessage) -> int:
+        found = kept.stored_id_of.get(id(message)) or batch_ids.get(id(message))
+        if found is None:
+            found = _stored_message_id(conversation, message, {})
+        kept.stored_id_of[id(message)] = found
+        return found
+
+    run_pk = dict(
+        Run.objects.filter(tenant_id=conversation.tenant_id, conversation=conversation).values_list("run_id", "id")
+    )
+    rewritten: set[int] = set()
+    flags: dict[int, bool] = {}
+    for change in changes:
+        for position in change.replaced:
+            if position < first and stored_id(fold.entries[position].message) != kept.message_ids[position]:
+                rewritten.add(position)
+        flags.update({p: v for p, v in change.flags.items() if p < first})
+    new_rows: list[TranscriptEntry] = []
+    for change in changes:
+        for artifact in change.artifacts:
+            row = _Row(change.appended_from, run_pk[artifact.run_id], stored_id(artifact.message), False, True)
+            new_rows.append(_entry(conversation, row, artifact.message))
+    for position in sorted(rewritten) + list(range(first, len(fold.entries))):
+        entry = fold.entries[position]
+        row = _Row(position, run_pk[entry.run_id], stored_id(entry.message), fold.dropped(position), False)
+        new_rows.append(_entry(conversation, row, entry.message))
+        if position < first:
+            kept.message_ids[position] = row.message_id
+        else:
+            kept.message_ids.append(row.message_id)
+    entries = TranscriptEntry.objects.filter(
+        tenant_id=conversation.tenant_id, conversation=conversation, summary_artifact=False
+    )
+    if rewritten:
+        stale = list(entries.filter(position__in=rewritten).values_list("id", flat=True))
+        index.entries_removed(conversation.tenant_id, stale)
+        TranscriptEntry.objects.filter(id__in=stale).delete()
+    for value in (True, False):
+        positions = [p for p, flag in flags.items() if flag is value and p not in rewritten]
+        if positions:
+            entries.filter(position__in=positions).update(recovered_from_compaction=value)
+    # Artifacts first: at one position, an artifact was seen before the message that follows it.
+    added = TranscriptEntry.objects.bulk_create(new_rows, batch_size=1000)
+    if added:
+        index.entries_added(added)
+    stamps = [e.timestamp for e in added if e.timestamp]
+    last_activity = max([conversation.updated_at, *stamps])
+    Conversation.objects.filter(pk=conversation.pk).update(message_count=len(fold.entries), updated_at=last_activity)
+    conversation.message_count, conversation.updated_at = len(fold.entries), last_activity
 
 
 def delete_conversations(conversations: QuerySet[Conversation]) -> int:

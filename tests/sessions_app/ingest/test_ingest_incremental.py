@@ -1,0 +1,89 @@
+"""Ingestion folds a snapshot that comes next in recovery order into the conversation's kept recovery and writes
+only what changed; the transcript it leaves is the one recovery from scratch gives, whatever the arrival order."""
+
+import random
+
+import pytest
+from pydantic_ai_harness.step_persistence import InMemoryStepStore
+
+from sessions_app.demo.scenarios import store_as_payloads
+from sessions_app.ingest.payloads import parse_snapshot
+from sessions_app.ingest.service import ingest_snapshots
+from sessions_app.models import Conversation
+from sessions_app.transcripts import store
+from tests.factories import make_tenant
+from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, stress_plan
+from tests.sessions_app.ingest.transcripts import transcript_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rebuilds(monkeypatch):
+    """Counts recoveries from scratch; kept folds start empty."""
+    store._kept.clear()
+    calls = []
+    scratch = store.rebuild_transcript
+
+    def counted(conversation, known=None):
+        calls.append(conversation.external_id)
+        return scratch(conversation, known)
+
+    monkeypatch.setattr(store, "rebuild_transcript", counted)
+    return calls
+
+
+def ingest_one_by_one(tenant, payloads, django_capture_on_commit_callbacks):
+    for payload in payloads:
+        with django_capture_on_commit_callbacks(execute=True):
+            ingest_snapshots(tenant, [parse_snapshot(payload)], source="server", via="api")
+
+
+def assert_equals_scratch(tenant, conversation_id):
+    incremental = transcript_of(tenant, conversation_id)
+    conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
+    count = conversation.message_count
+    store._kept.clear()
+    store.rebuild_transcript(conversation)  # rewrites from the first row that differs: none, if equal
+    assert transcript_of(tenant, conversation_id) == incremental
+    assert conversation.message_count == count
+
+
+def scenario_payloads(name):
+    harness_store = new_store(name)
+    run_scenario(name, harness_store, conversation_id=f"conv-{name}")
+    return store_as_payloads(harness_store)
+
+
+def stress_payloads(seed):
+    harness_store = InMemoryStepStore()
+    run_plan(stress_plan(seed), harness_store, conversation_id=f"stress-{seed}", with_truth=False)
+    return store_as_payloads(harness_store)
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_every_scenario_in_write_order_recovers_from_scratch_once(name, rebuilds, django_capture_on_commit_callbacks):
+    tenant = make_tenant()
+    payloads = scenario_payloads(name)
+    ingest_one_by_one(tenant, payloads, django_capture_on_commit_callbacks)
+    assert rebuilds == [payloads[0]["conversation_id"]]  # the first snapshot; every later one was folded in
+    assert_equals_scratch(tenant, payloads[0]["conversation_id"])
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_every_scenario_in_shuffled_arrival_order(name, rebuilds, django_capture_on_commit_callbacks):
+    tenant = make_tenant()
+    payloads = scenario_payloads(name)
+    random.Random(name).shuffle(payloads)
+    ingest_one_by_one(tenant, payloads, django_capture_on_commit_callbacks)
+    assert_equals_scratch(tenant, payloads[0]["conversation_id"])
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_stress_conversations_in_write_and_shuffled_order(seed, rebuilds, django_capture_on_commit_callbacks):
+    payloads = stress_payloads(seed)
+    conversation_id = payloads[0]["conversation_id"]
+    for arrival in (payloads, random.Random(seed).sample(payloads, len(payloads))):
+        tenant = make_tenant()
+        ingest_one_by_one(tenant, arrival, django_capture_on_commit_callbacks)
+        assert_equals_scratch(tenant, conversation_id)
