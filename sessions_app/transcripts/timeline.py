@@ -1,10 +1,9 @@
 """A conversation's run timeline read from the store: three bounded queries, then the pure core.
 
-Runs, the transcript's messages (position, run, stored JSON) and the conversation's tool-effect ledger; the
-timeline itself is built by sessions_app.core.timeline. Nothing is written: facts are read at display time.
+Runs, the transcript's message facts (position, run, and `TranscriptEntry.facts`: the message's JSON without
+content, kept when the row was written) and the conversation's tool-effect ledger; the timeline itself is built
+by sessions_app.core.timeline. No message body is read or parsed.
 """
-
-import json
 
 from sessions_app.core.timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
@@ -29,9 +28,9 @@ def read_timeline(conversation: Conversation, runs: list[Run]) -> ConversationTi
         scoped(TranscriptEntry, tenant)
         .filter(conversation=conversation, summary_artifact=False)
         .order_by("position")
-        .values_list("position", "run__run_id", "message__data")
+        .values_list("position", "run__run_id", "facts")
     )
-    messages = ((position, run_id, json.loads(data)) for position, run_id, data in rows.iterator(chunk_size=2000))
+    messages = rows.iterator(chunk_size=2000)
     effects = {
         e.tool_call_id: EffectFacts(e.tool_call_id, e.tool_name, e.status, e.started_at, e.ended_at)
         for e in scoped(ToolEffect, tenant).filter(run__conversation=conversation).order_by("pk")
