@@ -7,6 +7,7 @@ much). Bars are SVG rectangles positioned by attributes: the Content-Security-Po
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
+from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
 
@@ -14,11 +15,16 @@ from sessions_app.core.timeline import ConversationTimeline, RunTimeline, Step, 
 from sessions_app.dashboard.ids import quote_id
 from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_tone
 
+# Step and tool-call rows shown inline, runs in timeline order; the steps of runs past it fold into a link that
+# shows them (a 1,000-step run or 200 runs of steps as rows cost more than the rest of the page).
+STEP_ROWS = 120
+
 
 @dataclass(frozen=True)
 class TimelineOptions:
     verdicts: dict[int, str]  # run pk → verdict
     operator_links: bool = False  # snapshots, receipts and audit links
+    expanded: frozenset[str] = frozenset()  # run ids whose steps are shown whatever their number
 
 
 def _e(text: object) -> str:
@@ -81,7 +87,21 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return (end - start).total_seconds() if start and end and end >= start else None
 
 
-def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: TimelineOptions) -> str:
+def _step_rows(run: RunTimeline) -> int:
+    return len(run.steps) + sum(len(step.tools) for step in run.steps)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _fold_link(run: RunTimeline) -> str:
+    tools = sum(len(step.tools) for step in run.steps)
+    text = _plural(len(run.steps), "step") + (f", {_plural(tools, 'tool call')}" if tools else "")
+    return f' · <a class="fold" href="?steps={_e(quote(run.run.run_id, safe=""))}#run-{run.run.pk}">Show its {text}</a>'
+
+
+def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: TimelineOptions, folded: bool) -> str:
     facts = run.run
     verdict = options.verdicts.get(facts.pk, "")
     quoted = quote_id(facts.run_id)
@@ -102,7 +122,7 @@ def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: Timeline
         f'<a class="mono" href="/r/{_e(quoted)}/" title="{_e(facts.run_id)}">{_e(facts.run_id)}</a> '
         f'<button type="button" class="secondary small" data-copy="{_e(facts.run_id)}" hidden>Copy id</button>'
         f'{badges}<div class="small muted">{_e(facts.agent_name or "(no agent name)")}{parent} · '
-        f"{span_label(run.started_at, run.ended_at)}{links}</div></th>"
+        f"{span_label(run.started_at, run.ended_at)}{links}{_fold_link(run) if folded else ''}</div></th>"
         f'<td class="small">{_e(", ".join(run.models) or "—")}</td><td class="num">{duration(run.seconds)}</td>'
         f"{_usage_cells(run.usage)}{_bar(timeline, run.started_at, run.ended_at, 'run')}</tr>"
     )
@@ -135,8 +155,15 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
         return mark_safe('<p class="muted">No runs stored.</p>')
     total = timeline.usage
     rows: list[str] = []
+    budget = STEP_ROWS
     for run in timeline.runs:
-        rows.append(_run_row(timeline, run, options))
+        needed = _step_rows(run)
+        folded = needed > budget and run.run.run_id not in options.expanded
+        rows.append(_run_row(timeline, run, options, folded))
+        if folded:
+            budget = 0  # later runs fold too, so the runs shown with steps are the first ones
+            continue
+        budget = max(0, budget - needed)
         for number, step in enumerate(run.steps, start=1):
             rows.append(_step_row(timeline, run, number, step))
             rows.extend(_tool_row(timeline, run, tool) for tool in step.tools)

@@ -5,6 +5,10 @@ content, kept when the row was written) and the conversation's tool-effect ledge
 by sessions_app.core.timeline. No message body is read or parsed.
 """
 
+from django.db.models import TextField
+from django.db.models.functions import Cast
+from pydantic_core import from_json
+
 from sessions_app.core.timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
@@ -28,9 +32,13 @@ def read_timeline(conversation: Conversation, runs: list[Run]) -> ConversationTi
         scoped(TranscriptEntry, tenant)
         .filter(conversation=conversation, summary_artifact=False)
         .order_by("position")
-        .values_list("position", "run__run_id", "facts")
+        .annotate(facts_text=Cast("facts", TextField()))
+        .values_list("position", "run_id", "facts_text")
     )
-    messages = rows.iterator(chunk_size=2000)
+    # The facts as text, parsed by pydantic-core's JSON parser: Django's JSONField would decode each row with the
+    # json module, which costs more than the query for a long transcript.
+    run_ids = {r.pk: r.run_id for r in runs}
+    messages = ((position, run_ids.get(run_pk, ""), from_json(text)) for position, run_pk, text in rows)
     effects = {
         e.tool_call_id: EffectFacts(e.tool_call_id, e.tool_name, e.status, e.started_at, e.ended_at)
         for e in scoped(ToolEffect, tenant).filter(run__conversation=conversation).order_by("pk")

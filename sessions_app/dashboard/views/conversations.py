@@ -99,7 +99,11 @@ def _with_timeline(request: MemberRequest, context: dict) -> dict:
     verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
     context["timeline_html"] = render_timeline(
         read_timeline(conversation, runs),
-        TimelineOptions(verdicts=verdicts, operator_links=Action.VIEW_SNAPSHOTS in request.grants),
+        TimelineOptions(
+            verdicts=verdicts,
+            operator_links=Action.VIEW_SNAPSHOTS in request.grants,
+            expanded=frozenset(request.GET.getlist("steps")),
+        ),
     )
     return context
 

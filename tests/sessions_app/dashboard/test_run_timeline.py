@@ -37,3 +37,19 @@ def test_bars_are_svg_without_inline_style(world, as_role):
     page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
     assert '<rect class="run"' in page
     assert "style=" not in page
+
+
+def test_steps_past_the_row_budget_fold_into_a_link_that_shows_them(world, as_role, monkeypatch):
+    from sessions_app.dashboard import timeline_html
+
+    monkeypatch.setattr(timeline_html, "STEP_ROWS", 0)
+    client = as_role("support")
+    page = client.get(f"/c/{world.deploy.external_id}/").content.decode()
+    assert page.count('<tr class="run depth-0"') == 3
+    assert '<tr class="step ' not in page
+    links = re.findall(r'<a class="fold" href="\?steps=([^"#]+)#run-(\d+)">Show its (\d+) steps?', page)
+    assert len(links) >= 2  # every run that has steps (one of the three has none)
+    run_id, run_pk, steps = links[0]
+    expanded = client.get(f"/c/{world.deploy.external_id}/?steps={run_id}").content.decode()
+    assert expanded.count('<tr class="step ') == int(steps)
+    assert expanded.count('<a class="fold"') == len(links) - 1
