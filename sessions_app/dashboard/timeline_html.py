@@ -18,6 +18,8 @@ from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_to
 # Step and tool-call rows shown inline, runs in timeline order; the steps of runs past it fold into a link that
 # shows them (a 1,000-step run or 200 runs of steps as rows cost more than the rest of the page).
 STEP_ROWS = 120
+# Runs shown before "show all" (totals and the time axis always cover every run).
+RUN_ROWS = 60
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class TimelineOptions:
     verdicts: dict[int, str]  # run pk → verdict
     operator_links: bool = False  # snapshots, receipts and audit links
     expanded: frozenset[str] = frozenset()  # run ids whose steps are shown whatever their number
+    all_runs: bool = False  # every run, not the first RUN_ROWS
 
 
 def _e(text: object) -> str:
@@ -156,7 +159,10 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
     total = timeline.usage
     rows: list[str] = []
     budget = STEP_ROWS
-    for run in timeline.runs:
+    shown = timeline.runs
+    if not options.all_runs:  # the first runs, and any asked for by id (a /r/<id>/ link lands on its row)
+        shown = timeline.runs[:RUN_ROWS] + [r for r in timeline.runs[RUN_ROWS:] if r.run.run_id in options.expanded]
+    for run in shown:
         needed = _step_rows(run)
         folded = needed > budget and run.run.run_id not in options.expanded
         rows.append(_run_row(timeline, run, options, folded))
@@ -167,6 +173,12 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
         for number, step in enumerate(run.steps, start=1):
             rows.append(_step_row(timeline, run, number, step))
             rows.extend(_tool_row(timeline, run, tool) for tool in step.tools)
+    hidden = len(timeline.runs) - len(shown)
+    if hidden:
+        rows.append(
+            f'<tr class="fold"><td colspan="7"><a class="fold" href="?runs=all#timeline-totals">Show all '
+            f"{len(timeline.runs):,} runs</a> ({_plural(hidden, 'more run')}; the totals above count them)</td></tr>"
+        )
     summary = (
         f'<p class="small" id="timeline-totals">{len(timeline.runs)} run{"s" if len(timeline.runs) != 1 else ""} · '
         f"{timeline.step_count} model step{'s' if timeline.step_count != 1 else ''} · tokens: "

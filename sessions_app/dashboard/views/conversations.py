@@ -1,5 +1,7 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
@@ -103,6 +105,7 @@ def _with_timeline(request: MemberRequest, context: dict) -> dict:
             verdicts=verdicts,
             operator_links=Action.VIEW_SNAPSHOTS in request.grants,
             expanded=frozenset(request.GET.getlist("steps")),
+            all_runs=request.GET.get("runs") == "all",
         ),
     )
     return context
@@ -157,6 +160,7 @@ def reveal_message(request: MemberRequest, conversation_id: str, position: int) 
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
 def run_page(request: MemberRequest, run_id: str) -> HttpResponse:
-    """A run lives on its conversation's page: its place in the run timeline."""
+    """A run lives on its conversation's page: its place in the run timeline, shown with its steps."""
     run = get_run_for_member(request, run_id)
-    return HttpResponseRedirect(f"{conversation_url(run.conversation.external_id)}#run-{run.pk}")
+    steps = urlencode({"steps": run.run_id})
+    return HttpResponseRedirect(f"{conversation_url(run.conversation.external_id)}?{steps}#run-{run.pk}")

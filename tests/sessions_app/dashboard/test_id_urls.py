@@ -1,5 +1,7 @@
 """Conversations and runs are addressed by their own ids; old numeric URLs redirect; awkward ids round-trip."""
 
+from urllib.parse import quote_plus
+
 import pytest
 from django.urls import reverse
 
@@ -48,4 +50,4 @@ def test_a_run_url_opens_its_place_on_the_conversation_page(world, as_role):
     run = Run.objects.filter(conversation=world.deploy).first()
     response = as_role("support").get(run_url(run.run_id))
     assert response.status_code == 302
-    assert response["Location"] == f"/c/conv-deploy/#run-{run.pk}"
+    assert response["Location"] == f"/c/conv-deploy/?steps={quote_plus(run.run_id)}#run-{run.pk}"

@@ -53,3 +53,22 @@ def test_steps_past_the_row_budget_fold_into_a_link_that_shows_them(world, as_ro
     expanded = client.get(f"/c/{world.deploy.external_id}/?steps={run_id}").content.decode()
     assert expanded.count('<tr class="step ') == int(steps)
     assert expanded.count('<a class="fold"') == len(links) - 1
+
+
+def test_runs_past_the_row_budget_fold_behind_show_all_and_a_run_link_still_lands_on_its_row(
+    world, as_role, monkeypatch
+):
+    from sessions_app.dashboard import timeline_html
+    from sessions_app.models import Run
+
+    monkeypatch.setattr(timeline_html, "RUN_ROWS", 1)
+    client = as_role("support")
+    url = f"/c/{world.deploy.external_id}/"
+    page = client.get(url).content.decode()
+    assert page.count('<tr class="run ') == 1
+    assert "Show all 3 runs</a> (2 more runs; the totals above count them)" in page
+    assert "3 runs · " in page  # the totals still count every run
+    assert client.get(url + "?runs=all").content.decode().count('<tr class="run ') == 3
+    last = Run.objects.filter(conversation=world.deploy).order_by("-started_at", "-pk").first()
+    landed = client.get(url, {"steps": last.run_id}).content.decode()
+    assert f'id="run-{last.pk}"' in landed

@@ -176,7 +176,7 @@ def test_ids_are_copied_pasted_and_opened_by_url(live_world, login, page, live_s
     run = Run.objects.filter(conversation=live_world.deploy).order_by("started_at").last()
     page.goto(f"{live_server.url}/search/")
     page.locator("#q").fill(run.run_id)  # a run id pasted into search opens the run in its conversation
-    page.wait_for_url(f"**/c/conv-deploy/#run-{run.pk}")
+    page.wait_for_url(f"**/c/conv-deploy/?steps=*#run-{run.pk}")
     page.goto(f"{live_server.url}/conversations/{live_world.deploy.pk}/")  # an old numeric URL
     page.wait_for_url(f"{live_server.url}/c/conv-deploy/")
     assert page.console_errors == []
