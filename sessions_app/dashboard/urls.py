@@ -23,6 +23,7 @@ urlpatterns = [
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("password/change", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("password/change/done", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("invite/<uidb64>/<token>/", auth.accept_invite, name="accept-invite"),
     path("", auth.home, name="home"),
     path("tenant/switch", auth.switch, name="switch-tenant"),
     path("conversations/", conversations.conversation_list_page, name="conversations"),

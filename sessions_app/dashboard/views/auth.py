@@ -2,9 +2,10 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetConfirmView
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import redirect
+from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
@@ -21,6 +22,20 @@ def login(request: HttpRequest) -> HttpResponseBase:
         return _login(request)
     with serialized(request.POST.get("username", "")):
         return _login(request)
+
+
+class AcceptInvite(PasswordResetConfirmView):
+    """An invite link (sessions_app.tenancy.administration.invite_path): the invited person sets a password and
+    is logged in. Django's token view: the token leaves the URL for the session first, and stops working once
+    the password is set."""
+
+    template_name = "registration/invite_accept.html"
+    success_url = reverse_lazy("conversations")
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+
+
+accept_invite = AcceptInvite.as_view()
 
 
 @login_required
