@@ -14,19 +14,16 @@ from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 
 
-def read_timeline(conversation: Conversation, runs: list[Run]) -> ConversationTimeline:
+def read_timeline(conversation: Conversation) -> ConversationTimeline:
+    """The conversation's timeline; plain rows only (no model instances: 200 runs as objects cost more than the
+    layout)."""
     tenant = conversation.tenant
     facts = [
-        RunFacts(
-            pk=r.pk,
-            run_id=r.run_id,
-            parent_run_id=r.parent_run_id,
-            agent_name=r.agent_name,
-            state=r.state,
-            started_at=r.started_at,
-            finished_at=r.finished_at,
-        )
-        for r in runs
+        RunFacts(*row)
+        for row in scoped(Run, tenant)
+        .filter(conversation=conversation)
+        .order_by("started_at", "pk")
+        .values_list("pk", "run_id", "parent_run_id", "agent_name", "state", "started_at", "finished_at")
     ]
     rows = (
         scoped(TranscriptEntry, tenant)
@@ -37,10 +34,13 @@ def read_timeline(conversation: Conversation, runs: list[Run]) -> ConversationTi
     )
     # The facts as text, parsed by pydantic-core's JSON parser: Django's JSONField would decode each row with the
     # json module, which costs more than the query for a long transcript.
-    run_ids = {r.pk: r.run_id for r in runs}
+    run_ids = {r.pk: r.run_id for r in facts}
     messages = ((position, run_ids.get(run_pk, ""), from_json(text)) for position, run_pk, text in rows)
     effects = {
-        e.tool_call_id: EffectFacts(e.tool_call_id, e.tool_name, e.status, e.started_at, e.ended_at)
-        for e in scoped(ToolEffect, tenant).filter(run__conversation=conversation).order_by("pk")
+        row[0]: EffectFacts(*row)
+        for row in scoped(ToolEffect, tenant)
+        .filter(run__conversation=conversation)
+        .order_by("pk")
+        .values_list("tool_call_id", "tool_name", "status", "started_at", "ended_at")
     }
     return build_timeline(facts, messages, effects)

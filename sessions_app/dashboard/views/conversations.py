@@ -25,7 +25,7 @@ from sessions_app.tenancy.permissions import (
     member_view,
 )
 from sessions_app.transcripts.masking import masker_for
-from sessions_app.transcripts.reading import read_window, runs_of, window_start_for
+from sessions_app.transcripts.reading import read_window, window_start_for
 from sessions_app.transcripts.timeline import read_timeline
 
 
@@ -96,11 +96,10 @@ def _render_options(request: MemberRequest, conversation: Conversation, at: int 
 
 def _with_timeline(request: MemberRequest, context: dict) -> dict:
     """The whole page adds the runs timeline (fragments of the transcript do not need it)."""
-    conversation = context["conversation"]
-    runs = runs_of(conversation)
-    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
+    timeline = read_timeline(context["conversation"])
+    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.run.pk for run in timeline.runs])
     context["timeline_html"] = render_timeline(
-        read_timeline(conversation, runs),
+        timeline,
         TimelineOptions(
             verdicts=verdicts,
             operator_links=Action.VIEW_SNAPSHOTS in request.grants,
