@@ -332,6 +332,8 @@ def list_phase(args) -> dict:
         "list, sorted by size": ["/conversations/?sort=largest"],
     }
     for name, urls in list_cases.items():
+        if args.only and args.only not in name:
+            continue
         headers = {"HTTP_HX_REQUEST": "true"} if "HTMX" in name else {}
         report["results"][name] = time_requests(client, urls, n, headers)
         print(f"  {name}: {report['results'][name]}", flush=True)
@@ -342,6 +344,8 @@ def list_phase(args) -> dict:
         ("transcript, first window (1,000 messages)", 1000),
         ("transcript, all 2,000 messages on one page", 2000),
     ):
+        if args.only and args.only not in name:
+            continue
         transcript_reading.WINDOW = window
         report["results"][name] = time_requests(client, [f"/c/{transcript.external_id}/"], max(10, n // 2))
         print(f"  {name}: {report['results'][name]}", flush=True)
@@ -349,8 +353,12 @@ def list_phase(args) -> dict:
     timeline = Conversation.objects.get(external_id=TIMELINE_ID)
     report["timeline_runs"] = timeline.runs.count()
     name = f"conversation with its timeline, {report['timeline_runs']} runs"
-    report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/"], n)
-    print(f"  {name}: {report['results'][name]}", flush=True)
+    if not args.only or args.only in name:
+        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/"], n)
+        print(f"  {name}: {report['results'][name]}", flush=True)
+        name = f"conversation with its timeline, {report['timeline_runs']} runs, every run shown (?runs=all)"
+        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/?runs=all"], n)
+        print(f"  {name}: {report['results'][name]}", flush=True)
     return report
 
 
@@ -431,6 +439,7 @@ def main() -> None:
     parser.add_argument("--search-messages", type=int, default=1_000_000, help="0 skips the search phase")
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", default="", help="time only the cases whose name contains this text")
     args = parser.parse_args()
     results = ROOT / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)
