@@ -115,3 +115,21 @@ def test_an_operator_resolves_a_wait_on_the_audit_page_with_its_token(world, as_
     assert wait.resolved_at is not None and wait.resolved_by == world.users["operator"].get_username()
     assert RunVerdict.objects.get(run=run).verdict != "WAITING"
     assert AuditEvent.objects.filter(event_class="wait_resolved", run_id=run.run_id).count() == 1
+
+
+def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_message_when_the_transcript_holds_it(world, as_role):
+    client = as_role("operator")
+    page = client.get("/repairs/").content.decode()
+    snapshot = re.search(
+        r'<a class="repair-snapshot" href="(/r/conv-deploy-run-3/snapshots/\d+/diff)">snapshot #', page
+    )
+    assert snapshot and client.get(snapshot.group(1)).status_code == 200
+    # The interrupted deploy call of run 3 is in its latest snapshot, not in the recovered transcript (recovery
+    # keeps runs 1 and 2 there), so the row links the snapshot only.
+    assert 'class="repair-message"' not in page
+    # A call that is in the transcript maps to the message holding it, from the stored facts.
+    from sessions_app.audit.digests import hash_tool_call_id
+
+    run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
+    positions = audit_listing._positions_by_call_hash(world.acme, {run.pk})
+    assert positions[(run.pk, hash_tool_call_id("conv-deploy-run-1-c2"))] == 3  # the call, before its result
