@@ -1,4 +1,4 @@
-// Keyboard: "/" focuses search, j/k move between messages or results, Enter follows the focused item's link.
+// Keyboard: "?" shows the keys, "/" focuses search, j/k move between messages or results, Enter follows the focused item's link.
 // Loaded as a file (the Content-Security-Policy allows no inline script).
 (function () {
   "use strict";
@@ -35,7 +35,13 @@
       if (event.key === "Escape") event.target.blur();
       return;
     }
-    if (event.key === "/") {
+    if (event.key === "?") {
+      var help = document.getElementById("keys-help");
+      if (help && !help.open && help.showModal) {
+        event.preventDefault();
+        help.showModal();
+      }
+    } else if (event.key === "/") {
       var search = document.querySelector("[data-search-input]");
       event.preventDefault();
       if (search) {
