@@ -83,7 +83,8 @@
     });
   });
 
-  // Auto-submit selects marked data-autosubmit (the tenant switcher); a button remains for no-JS use.
+  // Auto-submit fields marked data-autosubmit (the tenant switcher, the audit-event filters) when they change;
+  // a button remains for no-JS use.
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.submit();
