@@ -75,6 +75,7 @@ def search_grouped(
     since: datetime | None = None,
     until: datetime | None = None,
     typing: bool = False,
+    conversation_id: str = "",
 ) -> SearchOutcome:
     """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit.
 
@@ -83,14 +84,17 @@ def search_grouped(
     common word as a prefix took seconds at a million messages (bench/pages.py).
     """
     filters: _Filters = {"roles": (role,) if role else (), "since": since, "until": until}
+    # One conversation (the conversation page's "search in this conversation"), else the whole tenant.
+    scope = "conversation" if conversation_id else "tenant"
+    within = conversation_id or None
     try:
-        response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
+        response = run_search(tenant=tenant, query=query, scope=scope, conversation_id=within, **filters)
     except SearchError as error:  # an empty or oversized query, a bad filter: search says why
         return SearchOutcome(error=str(error))
     prefixed = as_you_type(query) if typing and not response.results else None
     if prefixed:
         try:
-            response = run_search(tenant=tenant, query=prefixed, scope="tenant", **filters)
+            response = run_search(tenant=tenant, query=prefixed, scope=scope, conversation_id=within, **filters)
         except SearchError:
             pass  # a prefix search refused for this word: the answer for the words as typed stands
     groups: dict[int, HitGroup] = {}

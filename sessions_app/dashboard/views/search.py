@@ -27,6 +27,7 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             since=form.since_dt(),
             until=form.until_dt(),
             typing=bool(request.htmx),
+            conversation_id=form.cleaned_data.get("conversation") or "",
         )
         if context["outcome"].error:
             status = 400
