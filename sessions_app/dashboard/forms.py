@@ -85,6 +85,7 @@ class SearchForm(forms.Form):
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     conversation = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
+    everywhere = forms.BooleanField(required=False, label="All my tenants")
 
     def since_dt(self) -> datetime | None:
         return _start_of(self.cleaned_data.get("since"))

@@ -8,7 +8,14 @@ from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import url_for_pasted_id
-from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
+from sessions_app.models import Tenant
+from sessions_app.tenancy.permissions import Action, MemberRequest, member_view, role_allows
+
+
+def _all_tenants(request: MemberRequest) -> list[Tenant] | None:
+    """Every tenant the person may read conversations in (only their own memberships), when more than one."""
+    tenants = [m.tenant for m in request.memberships if role_allows(m.role, Action.READ_CONVERSATIONS)]
+    return tenants if len(tenants) > 1 else None
 
 
 @require_GET
@@ -28,7 +35,9 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             until=form.until_dt(),
             typing=bool(request.htmx),
             conversation_id=form.cleaned_data.get("conversation") or "",
+            tenants=_all_tenants(request) if form.cleaned_data.get("everywhere") else None,
         )
+        context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1
         if context["outcome"].error:
             status = 400
     elif not form.is_valid():
