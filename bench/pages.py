@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 LIST_TENANT = "pages-list"
 NOISE_TENANT = "pages-noise"
 TRANSCRIPT_ID = "pages-transcript-2000"
+TIMELINE_ID = "pages-timeline-200-runs"
 VERDICTS = [
     ("READY", 0.45),
     ("MISSING OUTCOME RECEIPT", 0.30),
@@ -180,6 +181,70 @@ def build_transcript(count: int) -> float:
     return time.perf_counter() - started
 
 
+def timeline_payloads(runs: int) -> list[dict]:
+    """A conversation of `runs` runs (every fifth a child of the one before), each a prompt, a tool call with
+    its result and an answer, with usage and model names on every response: the timeline's worst honest case."""
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.usage import RequestUsage
+
+    start = datetime(2026, 5, 1, 8, tzinfo=UTC)
+    payloads = []
+    for n in range(runs):
+        at = start + timedelta(minutes=7 * n)
+        call_id = f"tl-call-{n}"
+        usage = RequestUsage(input_tokens=900 + n, output_tokens=60, cache_read_tokens=400)
+        messages = [
+            ModelRequest(parts=[UserPromptPart(f"Run {n}: reconcile invoice INV-{n:04d}", timestamp=at)]),
+            ModelResponse(
+                parts=[ToolCallPart("lookup_invoice", {"invoice": f"INV-{n:04d}"}, call_id)],
+                usage=usage,
+                model_name="gpt-5-mini",
+                timestamp=at + timedelta(seconds=2),
+            ),
+            ModelRequest(
+                parts=[ToolReturnPart("lookup_invoice", "paid", call_id, timestamp=at + timedelta(seconds=3))]
+            ),
+            ModelResponse(
+                parts=[TextPart(f"INV-{n:04d} is paid.")],
+                usage=usage,
+                model_name="gpt-5-mini",
+                timestamp=at + timedelta(seconds=5),
+            ),
+        ]
+        payloads.append(
+            {
+                "conversation_id": TIMELINE_ID,
+                "run_id": f"{TIMELINE_ID}-run-{n:03d}",
+                "parent_run_id": f"{TIMELINE_ID}-run-{n - 1:03d}" if n % 5 else None,
+                "agent": "billing_agent",
+                "state": "complete",
+                "started_at": at.isoformat(),
+                "messages": json.loads(ModelMessagesTypeAdapter.dump_json(messages)),
+            }
+        )
+    return payloads
+
+
+def build_timeline_conversation(runs: int) -> float:
+    from sessions_app.ingest.payloads import parse_snapshot
+    from sessions_app.ingest.service import ingest_snapshots
+    from sessions_app.models import Tenant
+
+    started = time.perf_counter()
+    tenant = Tenant.objects.get(slug=LIST_TENANT)
+    payloads = [parse_snapshot(p) for p in timeline_payloads(runs)]
+    ingest_snapshots(tenant, payloads, source="server", via="api")
+    return time.perf_counter() - started
+
+
 def build_search_corpus(messages: int, seed: int) -> dict:
     import search as search_bench  # bench/search.py: the search engineer's corpus, built by its own code
 
@@ -248,6 +313,9 @@ def list_phase(args) -> dict:
     if not Conversation.objects.filter(external_id=TRANSCRIPT_ID).exists():
         print(f"storing a {args.transcript}-message conversation through ingestion …", flush=True)
         report["build"]["transcript_ingest_s"] = round(build_transcript(args.transcript), 1)
+    if not Conversation.objects.filter(external_id=TIMELINE_ID).exists():
+        print(f"storing a conversation of {args.timeline_runs} runs through ingestion …", flush=True)
+        report["build"]["timeline_ingest_s"] = round(build_timeline_conversation(args.timeline_runs), 1)
 
     listed = Conversation.objects.filter(tenant__slug=LIST_TENANT).count()
     report["conversations_in_tenant"] = listed
@@ -266,6 +334,8 @@ def list_phase(args) -> dict:
         "list, sorted by size": ["/conversations/?sort=largest"],
     }
     for name, urls in list_cases.items():
+        if args.only and args.only not in name:
+            continue
         headers = {"HTTP_HX_REQUEST": "true"} if "HTMX" in name else {}
         report["results"][name] = time_requests(client, urls, n, headers)
         print(f"  {name}: {report['results'][name]}", flush=True)
@@ -276,10 +346,21 @@ def list_phase(args) -> dict:
         ("transcript, first window (1,000 messages)", 1000),
         ("transcript, all 2,000 messages on one page", 2000),
     ):
+        if args.only and args.only not in name:
+            continue
         transcript_reading.WINDOW = window
-        report["results"][name] = time_requests(client, [f"/conversations/{transcript.pk}/"], max(10, n // 2))
+        report["results"][name] = time_requests(client, [f"/c/{transcript.external_id}/"], max(10, n // 2))
         print(f"  {name}: {report['results'][name]}", flush=True)
     transcript_reading.WINDOW = 1000
+    timeline = Conversation.objects.get(external_id=TIMELINE_ID)
+    report["timeline_runs"] = timeline.runs.count()
+    name = f"conversation with its timeline, {report['timeline_runs']} runs"
+    if not args.only or args.only in name:
+        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/"], n)
+        print(f"  {name}: {report['results'][name]}", flush=True)
+        name = f"conversation with its timeline, {report['timeline_runs']} runs, every run shown (?runs=all)"
+        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/?runs=all"], n)
+        print(f"  {name}: {report['results'][name]}", flush=True)
     return report
 
 
@@ -356,9 +437,11 @@ def main() -> None:
     parser.add_argument("--phase", choices=("all", "list", "search"), default="all")
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--transcript", type=int, default=2000)
+    parser.add_argument("--timeline-runs", type=int, default=200)
     parser.add_argument("--search-messages", type=int, default=1_000_000, help="0 skips the search phase")
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", default="", help="time only the cases whose name contains this text")
     args = parser.parse_args()
     results = ROOT / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """Sessiondesk settings, read from the environment (see README "Configuration")."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -30,6 +31,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "axes",
     "sessions_app",
     "search_app",
 ]
@@ -46,7 +48,27 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "sessions_app.dashboard.history.HistorySafeMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into sessions_app.tenancy.login_lockout's answer
 ]
+
+# Login protection (sessions_app/tenancy/login_lockout.py): django-axes in the database.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+SESSIONDESK_LOGIN_ACCOUNT_LIMIT = env_int("LOGIN_ACCOUNT_LIMIT", 5)
+SESSIONDESK_LOGIN_ADDRESS_LIMIT = env_int("LOGIN_ADDRESS_LIMIT", 50)
+# Addresses or networks of reverse proxies whose X-Forwarded-For is believed; nobody else's is.
+SESSIONDESK_TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+AXES_HANDLER = "sessions_app.tenancy.login_lockout.LockoutHandler"
+AXES_FAILURE_LIMIT = SESSIONDESK_LOGIN_ACCOUNT_LIMIT
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_CLIENT_IP_CALLABLE = "sessions_app.tenancy.login_lockout.client_address"
+AXES_LOCKOUT_CALLABLE = "sessions_app.tenancy.login_lockout.lockout_response"
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_RESET_ON_SUCCESS = False  # the handler clears the username's failures itself, never the address's
+AXES_DISABLE_ACCESS_LOG = True
+# Refused attempts are not counted (and do not extend the lockout): the count is of password checks made.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -16,6 +16,7 @@ PURE_MODULES = [
     "sessions_app.core.recovery",
     "sessions_app.core.rendering",
     "sessions_app.core.serialization",
+    "sessions_app.core.timeline",
     "sessions_app.core.snapshot_diff",
     "sessions_app.core.transcript_layout",
     "sessions_app.ingest.payloads",

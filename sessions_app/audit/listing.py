@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Max
+
 from sessions_app.audit import gates, service
+from sessions_app.audit.digests import hash_tool_call_id
 from sessions_app.audit.service import AuditReport, RepairRow
-from sessions_app.models import Run, Tenant
+from sessions_app.models import Run, Snapshot, Tenant, TranscriptEntry
 from sessions_app.models.audit import AuditEvent, Receipt, Wait
 from sessions_app.tenancy.scoping import scoped
 
@@ -28,10 +31,31 @@ class RepairLink:
     repair: RepairRow
     run_pk: int | None
     conversation_pk: int | None
+    position: int | None = None  # the transcript message holding the call (or the orphan result)
+    snapshot_seq: int | None = None  # the run's latest snapshot: the history the audit judged
+
+
+def _positions_by_call_hash(tenant: Tenant, run_pks: set[int]) -> dict[tuple[int, str], int]:
+    """(run pk, hashed tool-call id) → the first transcript position whose message has a part with that id,
+    from the rows' stored facts (no message body is read)."""
+    found: dict[tuple[int, str], int] = {}
+    rows = (
+        scoped(TranscriptEntry, tenant)
+        .filter(run_id__in=run_pks, summary_artifact=False)
+        .order_by("position")
+        .values_list("run_id", "position", "facts")
+    )
+    for run_pk, position, facts in rows:
+        for part in (facts or {}).get("parts") or ():
+            call_id = part.get("tool_call_id")
+            if call_id:
+                found.setdefault((run_pk, hash_tool_call_id(str(call_id))), position)
+    return found
 
 
 def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
-    """The audit's repair list, each row with the ids its links need (one extra query for all rows)."""
+    """The audit's repair list, each row with what its links need: run, conversation, the message in the
+    transcript that holds the call (or orphan result) and the run's latest snapshot (three queries for all rows)."""
     rows = service.list_repairs(tenant, limit=limit)
     pks = {
         run_id: (pk, conversation_pk)
@@ -39,7 +63,23 @@ def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
         .filter(run_id__in={row.run_id for row in rows})
         .values_list("run_id", "pk", "conversation_id")
     }
-    return [RepairLink(row, *pks.get(row.run_id, (None, None))) for row in rows]
+    run_pks = {pk for pk, _ in pks.values()}
+    positions = _positions_by_call_hash(tenant, run_pks) if run_pks else {}
+    latest = dict(
+        scoped(Snapshot, tenant)
+        .filter(run_id__in=run_pks)
+        .values("run_id")
+        .annotate(seq=Max("seq"))
+        .values_list("run_id", "seq")
+    )
+    links = []
+    for row in rows:
+        run_pk, conversation_pk = pks.get(row.run_id, (None, None))
+        position = positions.get((run_pk, row.tool_call_hash)) if run_pk is not None else None
+        links.append(
+            RepairLink(row, run_pk, conversation_pk, position, latest.get(run_pk) if run_pk is not None else None)
+        )
+    return links
 
 
 @dataclass(frozen=True)

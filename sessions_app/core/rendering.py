@@ -12,6 +12,7 @@ from pydantic_ai.messages import (
     ModelResponse,
     RetryPromptPart,
     SystemPromptPart,
+    TextContent,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -25,8 +26,10 @@ USER, ASSISTANT, TOOL_CALL, TOOL_RESULT, SYSTEM = "user", "assistant", "tool_cal
 def _user_prompt_text(part: UserPromptPart) -> str:
     if isinstance(part.content, str):
         return part.content
-    # Images, audio and documents are not text; only the text items of a multi-modal prompt count.
-    return "\n".join(item for item in part.content if isinstance(item, str))
+    # Images, audio and documents are not text; only the text items of a multi-modal prompt count (plain
+    # strings and TextContent, which is how a compaction summary may arrive).
+    texts = [item.content if isinstance(item, TextContent) else item for item in part.content]
+    return "\n".join(text for text in texts if isinstance(text, str))
 
 
 def part_lines(message: ModelMessage, *, skip_tools: Collection[str] = ()) -> list[tuple[str, str]]:

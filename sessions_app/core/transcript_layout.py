@@ -15,12 +15,18 @@ from datetime import datetime
 from pydantic_ai.messages import (
     BaseToolCallPart,
     BaseToolReturnPart,
+    BinaryContent,
     CompactionPart,
+    FilePart,
+    FileUrl,
     ModelMessage,
     RetryPromptPart,
     SystemPromptPart,
+    TextContent,
     TextPart,
     ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 
@@ -104,11 +110,45 @@ class EntryInput:
     summary_artifact: bool = False
 
 
-def _user_text(part: UserPromptPart) -> tuple[str, bool]:
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def _kind_of(media_type: str) -> str:
+    head = media_type.split("/", 1)[0]
+    return {"image": "image", "audio": "audio", "video": "video"}.get(head, "document")
+
+
+def media_label(item: object) -> str:
+    """Pure: a labelled placeholder for content the transcript does not show inline (kind, media type, size)."""
+    if isinstance(item, BinaryContent):
+        return f"{_kind_of(item.media_type)} not shown ({item.media_type}, {_size(len(item.data))})"
+    if isinstance(item, FileUrl):
+        try:
+            media_type = item.media_type
+        except ValueError:  # an address without a known extension
+            media_type = "unknown type"
+        return f"{_kind_of(media_type)} at {item.url} ({media_type})"
+    return f"{type(item).__name__} not shown"
+
+
+def _user_items(part: UserPromptPart) -> list[tuple[str, str]]:
+    """(kind, text) for each item of a prompt: text for strings and TextContent, media placeholders otherwise."""
     if isinstance(part.content, str):
-        return part.content, False
-    texts = [item for item in part.content if isinstance(item, str)]
-    return "\n".join(texts), len(texts) != len(part.content)
+        return [("text", part.content)]
+    items: list[tuple[str, str]] = []
+    for item in part.content:
+        if isinstance(item, str):
+            items.append(("text", item))
+        elif isinstance(item, TextContent):
+            items.append(("text", item.content))
+        else:
+            items.append(("media", media_label(item)))
+    return items
 
 
 def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
@@ -123,7 +163,7 @@ def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
                     "tool_call",
                     "tool_call",
                     mask(part.args_as_json_str()),
-                    tool_name=part.tool_name,
+                    tool_name=part.tool_name if isinstance(part, ToolCallPart) else f"{part.tool_name} (built-in)",
                     tool_call_id=part.tool_call_id,
                 )
             )
@@ -134,7 +174,7 @@ def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
                     "tool_result",
                     "tool_result",
                     mask(part.model_response_str()),
-                    tool_name=part.tool_name,
+                    tool_name=part.tool_name if isinstance(part, ToolReturnPart) else f"{part.tool_name} (built-in)",
                     tool_call_id=part.tool_call_id,
                     synthesized=synthesized,
                 )
@@ -153,11 +193,11 @@ def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
             else:
                 views.append(PartView("text", "user", mask(part.model_response())))
         elif isinstance(part, UserPromptPart):
-            text, has_media = _user_text(part)
-            if text:
-                views.append(PartView("text", "user", mask(text)))
-            if has_media:
-                views.append(PartView("media", "user", "(image, audio or document not shown)"))
+            for kind, text in _user_items(part):
+                if text:
+                    views.append(PartView(kind, "user", mask(text) if kind == "text" else text))
+        elif isinstance(part, FilePart):
+            views.append(PartView("media", "assistant", "File: " + media_label(part.content)))
         elif isinstance(part, SystemPromptPart):
             views.append(PartView("text", "system", mask(part.content)))
         elif isinstance(part, TextPart):

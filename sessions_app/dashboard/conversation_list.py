@@ -12,9 +12,9 @@ from datetime import datetime
 
 from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.urls import reverse
 
 from sessions_app.audit import run_verdicts
+from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy.scoping import scoped
 
@@ -132,11 +132,10 @@ class ConversationRow:
 def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[ConversationRow]:
     """Per-row run facts for one page, in one query over that page's runs (not one per row)."""
     # URL and dates formatted here, once, in plain Python: per-row {% url %} and |date cost ~1 ms a row.
-    url_prefix = reverse("conversation", args=[0]).removesuffix("0/")
     rows = {
         c.pk: ConversationRow(
             c,
-            url=f"{url_prefix}{c.pk}/",
+            url=conversation_url(c.external_id),
             updated_iso=c.updated_at.isoformat(),
             updated_label=c.updated_at.strftime("%Y-%m-%d %H:%M"),
         )

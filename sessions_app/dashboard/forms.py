@@ -84,6 +84,8 @@ class SearchForm(forms.Form):
     )
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+    conversation = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
+    everywhere = forms.BooleanField(required=False, label="All my tenants")
 
     def since_dt(self) -> datetime | None:
         return _start_of(self.cleaned_data.get("since"))
@@ -161,7 +163,8 @@ class AuditEventFilterForm(forms.Form):
 
 class ReceiptForm(forms.Form):
     effect = forms.CharField(max_length=200, help_text="The intended effect, e.g. invoice-email-sent.")
-    evidence = forms.ChoiceField(choices=Evidence.choices)
+    # No default: the person picks (only "outcome" passes the audit; a default would record the wrong proof).
+    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *Evidence.choices])
     checked_by = forms.CharField(max_length=200, label="Checked by")
     reference = forms.CharField(
         required=False, max_length=500, help_text="A reference or digest of the destination, never its contents."

@@ -42,6 +42,7 @@ class HitView:
 class HitGroup:
     conversation_pk: int
     external_id: str
+    tenant: str = ""  # the tenant's slug (shown when several tenants are searched)
     hits: list[HitView] = field(default_factory=list)
 
 
@@ -75,6 +76,8 @@ def search_grouped(
     since: datetime | None = None,
     until: datetime | None = None,
     typing: bool = False,
+    conversation_id: str = "",
+    tenants: list[Tenant] | None = None,
 ) -> SearchOutcome:
     """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit.
 
@@ -83,21 +86,31 @@ def search_grouped(
     common word as a prefix took seconds at a million messages (bench/pages.py).
     """
     filters: _Filters = {"roles": (role,) if role else (), "since": since, "until": until}
+    # One conversation (the conversation page's "search in this conversation"), else the whole tenant.
+    # One conversation (the conversation page's "search in this conversation"), every tenant of the caller (the
+    # caller decides which: their own), else the current tenant.
+    scope = "conversation" if conversation_id else "tenants" if tenants else "tenant"
+    within = conversation_id or None
+    several = tenants if scope == "tenants" else None
     try:
-        response = run_search(tenant=tenant, query=query, scope="tenant", **filters)
+        response = run_search(
+            tenant=tenant, query=query, scope=scope, conversation_id=within, tenants=several, **filters
+        )
     except SearchError as error:  # an empty or oversized query, a bad filter: search says why
         return SearchOutcome(error=str(error))
     prefixed = as_you_type(query) if typing and not response.results else None
     if prefixed:
         try:
-            response = run_search(tenant=tenant, query=prefixed, scope="tenant", **filters)
+            response = run_search(
+                tenant=tenant, query=prefixed, scope=scope, conversation_id=within, tenants=several, **filters
+            )
         except SearchError:
             pass  # a prefix search refused for this word: the answer for the words as typed stands
     groups: dict[int, HitGroup] = {}
     for hit in response.results:
         group = groups.get(hit.conversation_pk)
         if group is None:
-            group = groups[hit.conversation_pk] = HitGroup(hit.conversation_pk, hit.conversation_id)
+            group = groups[hit.conversation_pk] = HitGroup(hit.conversation_pk, hit.conversation_id, hit.tenant)
         group.hits.append(
             HitView(
                 position=hit.position,

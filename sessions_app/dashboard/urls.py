@@ -1,7 +1,7 @@
 """The web dashboard's URLs (the JSON API is under /api/v1/ in api_urls)."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
 from sessions_app.dashboard.views import (
     admin,
@@ -10,6 +10,7 @@ from sessions_app.dashboard.views import (
     conversations,
     export,
     health,
+    ids,
     operations,
     receipts,
     search,
@@ -22,25 +23,27 @@ urlpatterns = [
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("password/change", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("password/change/done", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("invite/<uidb64>/<token>/", auth.accept_invite, name="accept-invite"),
     path("", auth.home, name="home"),
     path("tenant/switch", auth.switch, name="switch-tenant"),
     path("conversations/", conversations.conversation_list_page, name="conversations"),
-    path("conversations/<int:pk>/", conversations.conversation_page, name="conversation"),
-    path(
-        "conversations/<int:pk>/reveal/<int:position>",
-        conversations.reveal_message,
-        name="reveal-message",
-    ),
-    path("conversations/<int:pk>/export", export.export_one, name="export-conversation"),
-    path("conversations/<int:pk>/reaudit", operations.reaudit, name="reaudit-conversation"),
-    path("conversations/<int:pk>/reindex", operations.reindex, name="reindex-conversation"),
-    path("runs/<int:pk>/snapshots/", snapshots.snapshot_list, name="snapshots"),
-    path("runs/<int:pk>/snapshots/<int:seq>/diff", snapshots.snapshot_diff, name="snapshot-diff"),
-    path("runs/<int:pk>/receipts/", receipts.receipts_and_waits, name="receipts"),
-    path("runs/<int:pk>/receipts/add", receipts.add_receipt, name="add-receipt"),
-    path("runs/<int:pk>/waits/add", receipts.add_wait, name="add-wait"),
-    path("runs/<int:pk>/waits/resolve", receipts.resolve_wait, name="resolve-wait"),
-    path("runs/<int:pk>/audit", audit.run_audit, name="run-audit"),
+    # Conversations and runs are addressed by their own ids (quoted; `path` lets an id hold slashes). Page URLs
+    # end with "/" and action URLs do not, so a greedy id never swallows an action. Old numeric URLs redirect.
+    path("c/<path:conversation_id>/", conversations.conversation_page, name="conversation"),
+    path("c/<path:conversation_id>/reveal/<int:position>", conversations.reveal_message, name="reveal-message"),
+    path("c/<path:conversation_id>/export", export.export_one, name="export-conversation"),
+    path("c/<path:conversation_id>/reaudit", operations.reaudit, name="reaudit-conversation"),
+    path("c/<path:conversation_id>/reindex", operations.reindex, name="reindex-conversation"),
+    path("r/<path:run_id>/snapshots/<int:seq>/diff", snapshots.snapshot_diff, name="snapshot-diff"),
+    path("r/<path:run_id>/snapshots/", snapshots.snapshot_list, name="snapshots"),
+    path("r/<path:run_id>/receipts/add", receipts.add_receipt, name="add-receipt"),
+    path("r/<path:run_id>/receipts/", receipts.receipts_and_waits, name="receipts"),
+    path("r/<path:run_id>/waits/add", receipts.add_wait, name="add-wait"),
+    path("r/<path:run_id>/waits/resolve", receipts.resolve_wait, name="resolve-wait"),
+    path("r/<path:run_id>/audit", audit.run_audit, name="run-audit"),
+    path("r/<path:run_id>/", conversations.run_page, name="run"),
+    re_path(r"^conversations/(?P<pk>[0-9]+)/(?P<rest>.*)$", ids.legacy_conversation_url),
+    re_path(r"^runs/(?P<pk>[0-9]+)/(?P<rest>.*)$", ids.legacy_run_url),
     path("search/", search.search_page, name="search"),
     path("repairs/", audit.repairs, name="repairs"),
     path("audit/", audit.audit_events, name="audit-events"),

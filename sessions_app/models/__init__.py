@@ -12,6 +12,7 @@ from sessions_app.models.audit import (
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
+    LoginGate,
     Membership,
     MessageRole,
     Role,
@@ -27,6 +28,7 @@ from sessions_app.models.store import (
 )
 
 __all__ = [
+    "LoginGate",
     "AuditEvent",
     "ContractKind",
     "ConversationMerge",

@@ -198,3 +198,10 @@ class ToolEffect(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")
         ]
+
+
+class LoginGate(models.Model):
+    """One row per username tried (a digest, never the name): login attempts for it lock the row, so concurrent
+    attempts are checked and counted one after another (sessions_app.tenancy.login_lockout)."""
+
+    key = models.CharField(max_length=64, unique=True)

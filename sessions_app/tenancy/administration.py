@@ -1,6 +1,10 @@
 """Tenant administration use cases: members and roles, redaction patterns, retention. Each one is audited."""
 
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.db import IntegrityError, transaction
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from sessions_app.audit import records as audit_records
 from sessions_app.audit.records import record
@@ -34,6 +38,33 @@ def add_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership
     if existing is not None:
         raise AdminError(f"{username.strip()} is already a member ({existing.role}).")
     raise AdminError(NOT_BY_NAME.format(slug=tenant.slug, role=role))
+
+
+def invite_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership:
+    """A new account, member of `tenant` with `role`, with no usable password until the invite link sets one.
+
+    Nobody outside the tenant is looked up: a name already taken anywhere is refused by the unique constraint (an
+    existing account joins a tenant through `manage.py add_member`)."""
+    if role not in Role.values:
+        raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
+    name = username.strip()
+    try:
+        with transaction.atomic():
+            user = get_user_model()(username=name)
+            user.set_unusable_password()
+            user.save()
+            membership = Membership.objects.create(tenant=tenant, user=user, role=role)
+            record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
+    except IntegrityError:
+        raise AdminError(f"The name {name!r} cannot be used; choose another.") from None
+    return membership
+
+
+def invite_path(user) -> str:
+    """The one-time set-password link (Django's password-reset token: it stops working once a password is set,
+    and after PASSWORD_RESET_TIMEOUT)."""
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    return f"/invite/{uid}/{default_token_generator.make_token(user)}/"
 
 
 def change_role(membership: Membership, role: str, *, actor) -> Membership:

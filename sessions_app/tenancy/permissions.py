@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import render
 from django_htmx.http import HttpResponseClientRedirect
 
 from sessions_app.models import ApiKey, Conversation, Membership, Role, Run, Tenant
@@ -120,6 +121,20 @@ def switch_tenant(request: HttpRequest, tenant_slug: str) -> Membership | None:
     return membership
 
 
+class InAnotherOfYourTenants(Http404):
+    """Not in the current tenant, but in other tenants of the same person: the page offers a switch."""
+
+    def __init__(self, tenants: list[Tenant]) -> None:
+        super().__init__("Not in this tenant.")
+        self.tenants = tenants
+
+
+def _not_found(request: HttpRequest, error: Http404) -> HttpResponse:
+    """The site's 404 page (never Django's debug page), offering a switch when the person can see it elsewhere."""
+    offer = error.tenants if isinstance(error, InAnotherOfYourTenants) else []
+    return render(request, "404.html", {"switch_to": offer}, status=404)
+
+
 P = ParamSpec("P")
 MemberView = Callable[Concatenate[MemberRequest, P], HttpResponseBase]
 
@@ -160,7 +175,10 @@ def member_view(
             member.grants = Grants(membership.role)
             if not role_allows(membership.role, action):
                 raise PermissionDenied(f"Your role ({membership.role}) does not allow this page.")
-            return view(member, *args, **kwargs)
+            try:
+                return view(member, *args, **kwargs)
+            except Http404 as error:
+                return _not_found(request, error)
 
         wrapped.required_action = action  # type: ignore[attr-defined]  # a marker on the function object, for introspection
         return wrapped
@@ -174,12 +192,36 @@ def require(request: MemberRequest, action: Action) -> None:
         raise PermissionDenied(f"Your role ({request.membership.role}) does not allow this.")
 
 
-def get_conversation_for_member(request: MemberRequest, pk: int) -> Conversation:
-    return get_scoped_or_404(Conversation, request.tenant, pk=pk)
+def _other_tenants_holding(
+    request: MemberRequest, model: type[Conversation] | type[Run], **lookup: str
+) -> list[Tenant]:
+    """Which of the person's other tenants hold such an object (only tenants they belong to are looked in)."""
+    others = {m.tenant_id: m.tenant for m in request.memberships if m.tenant_id != request.tenant.pk}
+    if not others:
+        return []
+    found = model.objects.filter(tenant_id__in=list(others), **lookup).values_list("tenant_id", flat=True)
+    return [others[pk] for pk in sorted(set(found), key=lambda pk: others[pk].name)]
 
 
-def get_run_for_member(request: MemberRequest, pk: int) -> Run:
-    return get_scoped_or_404(Run, request.tenant, pk=pk)
+def get_conversation_for_member(request: MemberRequest, conversation_id: str) -> Conversation:
+    """The current tenant's conversation with this id (the agent's own `conversation_id`), else 404 (offering a
+    switch when another of the person's tenants has it)."""
+    try:
+        return get_scoped_or_404(Conversation, request.tenant, external_id=conversation_id)
+    except Http404:
+        if elsewhere := _other_tenants_holding(request, Conversation, external_id=conversation_id):
+            raise InAnotherOfYourTenants(elsewhere) from None
+        raise
+
+
+def get_run_for_member(request: MemberRequest, run_id: str) -> Run:
+    """The current tenant's run with this id (the harness run id), else 404 (offering a switch as above)."""
+    try:
+        return get_scoped_or_404(Run, request.tenant, run_id=run_id)
+    except Http404:
+        if elsewhere := _other_tenants_holding(request, Run, run_id=run_id):
+            raise InAnotherOfYourTenants(elsewhere) from None
+        raise
 
 
 def get_membership_for_member(request: MemberRequest, pk: int) -> Membership:

@@ -1,4 +1,4 @@
-// Keyboard: "/" focuses search, j/k move between messages or results, Enter follows the focused item's link.
+// Keyboard: "?" shows the keys, "/" focuses search, j/k move between messages or results, Enter follows the focused item's link.
 // Loaded as a file (the Content-Security-Policy allows no inline script).
 (function () {
   "use strict";
@@ -35,7 +35,13 @@
       if (event.key === "Escape") event.target.blur();
       return;
     }
-    if (event.key === "/") {
+    if (event.key === "?") {
+      var help = document.getElementById("keys-help");
+      if (help && !help.open && help.showModal) {
+        event.preventDefault();
+        help.showModal();
+      }
+    } else if (event.key === "/") {
       var search = document.querySelector("[data-search-input]");
       event.preventDefault();
       if (search) {
@@ -62,7 +68,23 @@
     if (question && !window.confirm(question)) event.preventDefault();
   });
 
-  // Auto-submit selects marked data-autosubmit (the tenant switcher); a button remains for no-JS use.
+  // Copy buttons (<button data-copy="an id" hidden>): shown only where script runs, since only script can copy.
+  function showCopyButtons() {
+    document.querySelectorAll("[data-copy][hidden]").forEach(function (button) { button.hidden = false; });
+  }
+  document.addEventListener("DOMContentLoaded", showCopyButtons);
+  document.addEventListener("htmx:afterSettle", showCopyButtons);
+  document.addEventListener("click", function (event) {
+    var button = event.target && event.target.closest ? event.target.closest("[data-copy]") : null;
+    if (!button || !navigator.clipboard) return;
+    navigator.clipboard.writeText(button.getAttribute("data-copy")).then(function () {
+      button.textContent = "Copied";
+      window.setTimeout(function () { button.textContent = "Copy id"; }, 1500);
+    });
+  });
+
+  // Auto-submit fields marked data-autosubmit (the tenant switcher, the audit-event filters) when they change;
+  // a button remains for no-JS use.
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.submit();

@@ -1,5 +1,6 @@
 """Tenant admin pages: members and roles, API keys (shown once), redaction patterns, retention."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -19,28 +20,46 @@ from sessions_app.tenancy.permissions import (
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts import retention as retention_service
 
+_NEW_INVITE = "sessiondesk_new_invite"
+
 
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_MEMBERS)
 def members(request: MemberRequest) -> HttpResponse:
+    """Members and roles; an admin invites someone new, and the one-time set-password link is shown once after
+    the redirect (post/redirect/get: a reload invites nobody again)."""
     form = MemberForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            tenant_admin.add_member(
+            membership = tenant_admin.invite_member(
                 request.tenant, form.cleaned_data["username"], form.cleaned_data["role"], actor=request.user
             )
         except tenant_admin.AdminError as error:
             form.add_error(None, str(error))
         else:
-            messages.success(request, f"Added {form.cleaned_data['username']}.")
+            link = request.build_absolute_uri(tenant_admin.invite_path(membership.user))
+            request.session[_NEW_INVITE] = {"pk": membership.pk, "link": link}
             return redirect("members")
+    invited: Membership | None = None
+    invite_link: str | None = None
+    pending = request.session.pop(_NEW_INVITE, None)
+    if pending:
+        invited = scoped(Membership, request.tenant).select_related("user").filter(pk=pending["pk"]).first()
+        invite_link = pending["link"] if invited else None
     rows = scoped(Membership, request.tenant).select_related("user").order_by("user__username")
-    return render(
-        request,
-        "admin_members.html",
-        {"section": "admin", "tab": "members", "form": form, "rows": rows, "roles": Role.choices},
-        status=400 if form.errors else 200,
-    )
+    context = {
+        "section": "admin",
+        "tab": "members",
+        "form": form,
+        "rows": rows,
+        "roles": Role.choices,
+        "invited": invited,
+        "invite_link": invite_link,
+        "invite_days": settings.PASSWORD_RESET_TIMEOUT // 86400,
+    }
+    response = render(request, "admin_members.html", context, status=400 if form.errors else 200)
+    response["Cache-Control"] = "no-store"  # the link is in this one response only
+    return response
 
 
 @require_POST
@@ -73,17 +92,27 @@ def remove_member(request: MemberRequest, pk: int) -> HttpResponse:
     return redirect("members")
 
 
+_NEW_KEY = "sessiondesk_new_api_key"
+
+
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_API_KEYS)
 def api_keys(request: MemberRequest) -> HttpResponse:
     form = ApiKeyForm(request.POST or None)
-    raw_key = None
-    created = None
     if request.method == "POST" and form.is_valid():
-        created, raw_key = api_key_service.create_api_key(
+        new_key, new_raw = api_key_service.create_api_key(
             request.tenant, form.cleaned_data["kind"], form.cleaned_data["label"], actor=request.user.get_username()
         )
-        form = ApiKeyForm()
+        # Post/redirect/get: the key waits in the server-side session for the next page, which shows it once;
+        # reloading that page shows nothing and creates nothing.
+        request.session[_NEW_KEY] = {"pk": new_key.pk, "raw": new_raw}
+        return redirect("api-keys")
+    raw_key: str | None = None
+    created: ApiKey | None = None
+    pending = request.session.pop(_NEW_KEY, None)
+    if pending:
+        created = scoped(ApiKey, request.tenant).filter(pk=pending["pk"]).first()
+        raw_key = pending["raw"] if created else None
     keys = scoped(ApiKey, request.tenant).order_by("-created_at", "-pk")
     response = render(
         request,
@@ -142,4 +171,3 @@ def retention(request: MemberRequest) -> HttpResponse:
         {"section": "admin", "tab": "retention", "form": form, "expired_count": preview},
         status=400 if form.errors else 200,
     )
-

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET
 
 from sessions_app.audit import listing as audit_listing
 from sessions_app.dashboard.forms import AuditEventFilterForm, ResolveWaitForm
+from sessions_app.dashboard.history import wants_fragment
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
 
 
@@ -38,7 +39,7 @@ def audit_events(request: MemberRequest) -> HttpResponse:
     params = request.GET.copy()
     params.pop("cursor", None)
     context.update(events=events, next_cursor=next_cursor, query_without_cursor=params.urlencode())
-    if request.htmx and form.cleaned_data.get("cursor"):
+    if wants_fragment(request) and form.cleaned_data.get("cursor"):
         return render(request, "audit_events.html#event-rows", context)
     return render(request, "audit_events.html", context)
 
@@ -74,5 +75,5 @@ def run_audit_page(
 
 @require_GET
 @member_view(Action.VIEW_AUDIT)
-def run_audit(request: MemberRequest, pk: int) -> HttpResponse:
-    return run_audit_page(request, get_run_for_member(request, pk))
+def run_audit(request: MemberRequest, run_id: str) -> HttpResponse:
+    return run_audit_page(request, get_run_for_member(request, run_id))

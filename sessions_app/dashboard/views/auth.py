@@ -1,43 +1,41 @@
-"""Login (rate-limited), the tenant switcher and the home redirect; logout and password change are Django's."""
+"""Login (axes lockout), the tenant switcher and the home redirect; logout and password change are Django's."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetConfirmView
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
+from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from sessions_app.tenancy import login_throttle
+from sessions_app.tenancy.login_lockout import serialized
 from sessions_app.tenancy.permissions import switch_tenant
 
 _login = LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True)
 
 
-def _client_address(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrites it.
-    return request.META.get("REMOTE_ADDR", "")
-
-
 def login(request: HttpRequest) -> HttpResponseBase:
-    """Django's LoginView behind a limit on failed attempts per username and per address."""
+    """Django's LoginView; django-axes refuses locked accounts and addresses (sessions_app.tenancy.login_lockout).
+    Attempts for one username run one at a time, so concurrent ones are all counted."""
     if request.method != "POST":
         return _login(request)
-    username = request.POST.get("username", "")
-    address = _client_address(request)
-    if login_throttle.is_blocked(username, address):
-        return render(
-            request,
-            "registration/login.html",
-            {"throttled": True, "minutes": login_throttle.WINDOW_SECONDS // 60},
-            status=429,
-        )
-    response = _login(request)
-    if response.status_code == 302:
-        login_throttle.record_success(username, address)
-    else:
-        login_throttle.record_failure(username, address)
-    return response
+    with serialized(request.POST.get("username", "")):
+        return _login(request)
+
+
+class AcceptInvite(PasswordResetConfirmView):
+    """An invite link (sessions_app.tenancy.administration.invite_path): the invited person sets a password and
+    is logged in. Django's token view: the token leaves the URL for the session first, and stops working once
+    the password is set."""
+
+    template_name = "registration/invite_accept.html"
+    success_url = reverse_lazy("conversations")
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+
+
+accept_invite = AcceptInvite.as_view()
 
 
 @login_required

@@ -1,25 +1,37 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
-from django.http import Http404, HttpResponse
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
+from sessions_app.dashboard.history import go_to, wants_fragment
+from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
+from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
-from sessions_app.tenancy.permissions import Action, MemberRequest, get_conversation_for_member, member_view
+from sessions_app.models import Conversation
+from sessions_app.tenancy.permissions import (
+    Action,
+    MemberRequest,
+    get_conversation_for_member,
+    get_run_for_member,
+    member_view,
+)
 from sessions_app.transcripts.masking import masker_for
-from sessions_app.transcripts.reading import read_window, runs_of, window_start_for
+from sessions_app.transcripts.reading import read_window, window_start_for
+from sessions_app.transcripts.timeline import read_timeline
 
 
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
-def conversation_list_page(request: MemberRequest) -> HttpResponse:
+def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
     context: dict = {"section": "conversations", "form": form}
     if not form.is_valid():
@@ -29,6 +41,8 @@ def conversation_list_page(request: MemberRequest) -> HttpResponse:
     sort = conversation_list.SORTS[form.sort_key()]
     search_notice = ""
     query = form.cleaned_data.get("q", "").strip()
+    if query and (target := url_for_pasted_id(request.tenant, query)):
+        return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if query:
         # Free text is a ranked search; the list then shows its conversations in rank order, no further pages.
         found = ranked_conversation_ids(request.tenant, query)
@@ -53,7 +67,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponse:
         search_notice=search_notice,
         first_page=not form.cleaned_data.get("cursor"),
     )
-    if request.htmx and not request.htmx.boosted:
+    if wants_fragment(request):
         # The infinite-scroll request asks for more rows; a filter change replaces the whole result region.
         partial = "rows" if form.cleaned_data.get("cursor") else "results"
         return render(request, f"conversations.html#{partial}", context)
@@ -67,13 +81,12 @@ def _int_param(request: MemberRequest, name: str) -> int | None:
         return None
 
 
-def _render_options(request: MemberRequest, conversation_pk: int, at: int | None, revealed: int | None):
+def _render_options(request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None):
     may_reveal = Action.REVEAL_CREDENTIALS in request.grants
-    # reverse() once per page, not once per message; the position goes where the placeholder is.
-    placeholder = 987654321
-    reveal_url = reverse("reveal-message", args=[conversation_pk, placeholder]).replace(str(placeholder), "{position}")
+    # Built once per page, not once per message; the position goes where the placeholder is.
+    reveal_url = conversation_url(conversation.external_id) + "reveal/{position}"
     return RenderOptions(
-        conversation_pk=conversation_pk,
+        conversation_pk=conversation.pk,
         highlighted=at,
         revealed=revealed,
         reveal_csrf_token=get_token(request) if may_reveal else None,
@@ -81,25 +94,38 @@ def _render_options(request: MemberRequest, conversation_pk: int, at: int | None
     )
 
 
+def _with_timeline(request: MemberRequest, context: dict) -> dict:
+    """The whole page adds the runs timeline (fragments of the transcript do not need it)."""
+    timeline = read_timeline(context["conversation"])
+    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.run.pk for run in timeline.runs])
+    context["timeline_html"] = render_timeline(
+        timeline,
+        TimelineOptions(
+            verdicts=verdicts,
+            operator_links=Action.VIEW_SNAPSHOTS in request.grants,
+            expanded=frozenset(request.GET.getlist("steps")),
+            all_runs=request.GET.get("runs") == "all",
+        ),
+    )
+    return context
+
+
 def _conversation_context(
     request: MemberRequest,
-    pk: int,
+    conversation_id: str,
     *,
     at: int | None,
     start: int | None,
     unmasked: frozenset[int] = frozenset(),
 ) -> dict:
-    conversation = get_conversation_for_member(request, pk)
+    conversation = get_conversation_for_member(request, conversation_id)
     start = window_start_for(start if start is not None else at)
-    runs = runs_of(conversation)
-    verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.pk for run in runs])
     window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)
     revealed = next(iter(unmasked), None)
     return {
-        "rendered_messages": render_messages(window.messages, _render_options(request, conversation.pk, at, revealed)),
+        "rendered_messages": render_messages(window.messages, _render_options(request, conversation, at, revealed)),
         "section": "conversations",
         "conversation": conversation,
-        "runs": [(run, verdicts.get(run.pk, "")) for run in runs],
         "window": window,
         "at": at,
     }
@@ -107,24 +133,33 @@ def _conversation_context(
 
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
-def conversation_page(request: MemberRequest, pk: int) -> HttpResponse:
+def conversation_page(request: MemberRequest, conversation_id: str) -> HttpResponse:
     start = _int_param(request, "start")
-    context = _conversation_context(request, pk, at=_int_param(request, "at"), start=start)
-    if request.htmx and start is not None:
+    context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
+    if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
-    return render(request, "conversation.html", context)
+    return render(request, "conversation.html", _with_timeline(request, context))
 
 
 @require_POST
 @member_view(Action.REVEAL_CREDENTIALS)
-def reveal_message(request: MemberRequest, pk: int, position: int) -> HttpResponse:
+def reveal_message(request: MemberRequest, conversation_id: str, position: int) -> HttpResponse:
     """An admin shows one message without masking; the reveal is recorded as an audit event."""
-    context = _conversation_context(request, pk, at=position, start=None, unmasked=frozenset({position}))
+    context = _conversation_context(request, conversation_id, at=position, start=None, unmasked=frozenset({position}))
     shown = [m for m in context["window"].messages if m.position == position and not m.summary_artifact]
     if not shown:
         raise Http404("No message at that position.")
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
-    if request.htmx:
-        options = _render_options(request, pk, position, position)
+    if wants_fragment(request):
+        options = _render_options(request, context["conversation"], position, position)
         return HttpResponse(render_messages(shown, options))
-    return render(request, "conversation.html", context)
+    return render(request, "conversation.html", _with_timeline(request, context))
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def run_page(request: MemberRequest, run_id: str) -> HttpResponse:
+    """A run lives on its conversation's page: its place in the run timeline, shown with its steps."""
+    run = get_run_for_member(request, run_id)
+    steps = urlencode({"steps": run.run_id})
+    return HttpResponseRedirect(f"{conversation_url(run.conversation.external_id)}?{steps}#run-{run.pk}")

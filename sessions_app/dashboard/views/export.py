@@ -25,8 +25,8 @@ def _bad_format() -> HttpResponse:
 
 @require_GET
 @member_view(Action.EXPORT)
-def export_one(request: MemberRequest, pk: int) -> HttpResponseBase:
-    conversation = get_conversation_for_member(request, pk)
+def export_one(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
+    conversation = get_conversation_for_member(request, conversation_id)
     fmt = _format(request)
     if fmt is None:
         return _bad_format()

@@ -14,18 +14,18 @@ from sessions_app.tenancy.scoping import scoped
 
 @require_POST
 @member_view(Action.REAUDIT)
-def reaudit(request: MemberRequest, pk: int) -> HttpResponse:
-    conversation = get_conversation_for_member(request, pk)
+def reaudit(request: MemberRequest, conversation_id: str) -> HttpResponse:
+    conversation = get_conversation_for_member(request, conversation_id)
     runs = scoped(Run, request.tenant).filter(conversation=conversation).select_related("conversation", "tenant")
     count = reaudit_runs(runs)
     messages.success(request, f"Re-audited {count} run{'s' if count != 1 else ''}; verdicts are current.")
-    return redirect("conversation", pk=conversation.pk)
+    return redirect("conversation", conversation_id=conversation.external_id)
 
 
 @require_POST
 @member_view(Action.REINDEX)
-def reindex(request: MemberRequest, pk: int) -> HttpResponse:
-    conversation = get_conversation_for_member(request, pk)
+def reindex(request: MemberRequest, conversation_id: str) -> HttpResponse:
+    conversation = get_conversation_for_member(request, conversation_id)
     count = reindex_conversation(conversation.pk)
     messages.success(request, f"Re-indexed {count} message{'s' if count != 1 else ''} for search.")
-    return redirect("conversation", pk=conversation.pk)
+    return redirect("conversation", conversation_id=conversation.external_id)

@@ -42,31 +42,31 @@ def _page(
 
 @require_GET
 @member_view(Action.VIEW_RECEIPTS)
-def receipts_and_waits(request: MemberRequest, pk: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def receipts_and_waits(request: MemberRequest, run_id: str) -> HttpResponse:
+    run = get_run_for_member(request, run_id)
     return _page(request, run, ReceiptForm(), WaitForm())
 
 
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
-def add_receipt(request: MemberRequest, pk: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def add_receipt(request: MemberRequest, run_id: str) -> HttpResponse:
+    run = get_run_for_member(request, run_id)
     form = ReceiptForm(request.POST)
     if form.is_valid():
         try:
-            audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
+            _, report = audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
         except AuditInputError as error:
             form.add_error(None, error.message)
         else:
-            messages.success(request, "Receipt recorded; the run was re-audited.")
-            return redirect("receipts", pk=run.pk)
+            messages.success(request, f"Receipt recorded; the run was re-audited: its verdict is now {report.verdict}.")
+            return redirect("receipts", run_id=run.run_id)
     return _page(request, run, form, WaitForm(), status=400)
 
 
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
-def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def add_wait(request: MemberRequest, run_id: str) -> HttpResponse:
+    run = get_run_for_member(request, run_id)
     form = WaitForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
@@ -93,15 +93,15 @@ def add_wait(request: MemberRequest, pk: int) -> HttpResponse:
                 response = _page(request, run, ReceiptForm(), WaitForm(), resume_token=generated_token)
                 response["Cache-Control"] = "no-store"
                 return response
-            return redirect("receipts", pk=run.pk)
+            return redirect("receipts", run_id=run.run_id)
     return _page(request, run, ReceiptForm(), form, status=400)
 
 
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
-def resolve_wait(request: MemberRequest, pk: int) -> HttpResponse:
+def resolve_wait(request: MemberRequest, run_id: str) -> HttpResponse:
     """Resolve one of the run's open waits by its resume token (from the run's audit page); re-audits the run."""
-    run = get_run_for_member(request, pk)
+    run = get_run_for_member(request, run_id)
     form = ResolveWaitForm(request.POST)
     status = 400
     if form.is_valid():
@@ -116,5 +116,5 @@ def resolve_wait(request: MemberRequest, pk: int) -> HttpResponse:
             form.add_error(None, error.message)
         else:
             messages.success(request, "Wait resolved; the run was re-audited.")
-            return redirect("run-audit", pk=run.pk)
+            return redirect("run-audit", run_id=run.run_id)
     return run_audit_page(request, run, form, status=status)

@@ -1,20 +1,31 @@
 """Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
 
-from django.http import HttpResponse
+from django.http import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
-from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
+from sessions_app.dashboard.history import go_to, wants_fragment
+from sessions_app.dashboard.ids import url_for_pasted_id
+from sessions_app.models import Tenant
+from sessions_app.tenancy.permissions import Action, MemberRequest, member_view, role_allows
+
+
+def _all_tenants(request: MemberRequest) -> list[Tenant] | None:
+    """Every tenant the person may read conversations in (only their own memberships), when more than one."""
+    tenants = [m.tenant for m in request.memberships if role_allows(m.role, Action.READ_CONVERSATIONS)]
+    return tenants if len(tenants) > 1 else None
 
 
 @require_GET
 @member_view(Action.SEARCH)
-def search_page(request: MemberRequest) -> HttpResponse:
+def search_page(request: MemberRequest) -> HttpResponseBase:
     form = SearchForm(request.GET)
     context: dict = {"section": "search", "form": form, "outcome": None}
     status = 200
+    if form.is_valid() and (target := url_for_pasted_id(request.tenant, form.cleaned_data["q"])):
+        return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if form.is_valid() and form.cleaned_data["q"].strip():
         context["outcome"] = search_access.search_grouped(
             request.tenant,
@@ -23,11 +34,14 @@ def search_page(request: MemberRequest) -> HttpResponse:
             since=form.since_dt(),
             until=form.until_dt(),
             typing=bool(request.htmx),
+            conversation_id=form.cleaned_data.get("conversation") or "",
+            tenants=_all_tenants(request) if form.cleaned_data.get("everywhere") else None,
         )
+        context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1
         if context["outcome"].error:
             status = 400
     elif not form.is_valid():
         status = 400
-    if request.htmx and not request.htmx.boosted:
+    if wants_fragment(request):
         return render(request, "search.html#results", context, status=status)
     return render(request, "search.html", context, status=status)

@@ -11,8 +11,8 @@ from sessions_app.transcripts.snapshots import diff_with_previous, snapshots_of
 
 @require_GET
 @member_view(Action.VIEW_SNAPSHOTS)
-def snapshot_list(request: MemberRequest, pk: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def snapshot_list(request: MemberRequest, run_id: str) -> HttpResponse:
+    run = get_run_for_member(request, run_id)
     return render(
         request,
         "snapshots.html",
@@ -22,8 +22,8 @@ def snapshot_list(request: MemberRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @member_view(Action.VIEW_SNAPSHOTS)
-def snapshot_diff(request: MemberRequest, pk: int, seq: int) -> HttpResponse:
-    run = get_run_for_member(request, pk)
+def snapshot_diff(request: MemberRequest, run_id: str, seq: int) -> HttpResponse:
+    run = get_run_for_member(request, run_id)
     snapshot, previous, diff = diff_with_previous(run, seq, masker_for(request.tenant))
     return render(
         request,

@@ -109,7 +109,7 @@ def fast_password_hashing(settings):
 
 
 def build_world() -> World:
-    cache.clear()  # login throttle counts live in the cache
+    cache.clear()
     acme = make_tenant("acme", "Acme")
     globex = make_tenant("globex", "Globex")
     users = {

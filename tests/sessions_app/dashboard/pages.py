@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from sessions_app.audit.service import add_wait
+from sessions_app.dashboard.ids import quote_id
 from sessions_app.models import Membership, Run, Snapshot, Tenant
 from sessions_app.tenancy.api_keys import create_api_key
 
@@ -34,40 +35,40 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
             "resume_token": MATRIX_TOKEN,
         },
     )
-    c, r = conversation.pk, run.pk
+    c, r = quote_id(conversation.external_id), quote_id(run.run_id)
     return [
         Page("conversation list", "/conversations/", "GET", "support"),
-        Page("conversation", f"/conversations/{c}/", "GET", "support"),
-        Page("transcript window", f"/conversations/{c}/?start=0", "GET", "support"),
+        Page("conversation", f"/c/{c}/", "GET", "support"),
+        Page("transcript window", f"/c/{c}/?start=0", "GET", "support"),
         Page("search", "/search/?q=flag", "GET", "support"),
-        Page("snapshots", f"/runs/{r}/snapshots/", "GET", "operator"),
-        Page("snapshot diff", f"/runs/{r}/snapshots/{snapshot.seq}/diff", "GET", "operator"),
-        Page("receipts", f"/runs/{r}/receipts/", "GET", "operator"),
+        Page("snapshots", f"/r/{r}/snapshots/", "GET", "operator"),
+        Page("snapshot diff", f"/r/{r}/snapshots/{snapshot.seq}/diff", "GET", "operator"),
+        Page("receipts", f"/r/{r}/receipts/", "GET", "operator"),
         Page(
             "add receipt",
-            f"/runs/{r}/receipts/add",
+            f"/r/{r}/receipts/add",
             "POST",
             "operator",
             (("effect", "x"), ("evidence", "outcome"), ("checked_by", "matrix")),
         ),
         Page(
             "add wait",
-            f"/runs/{r}/waits/add",
+            f"/r/{r}/waits/add",
             "POST",
             "operator",
             (("owner", "o"), ("decision", "d"), ("deadline", "2999-01-01T10:00")),
         ),
-        Page("resolve wait", f"/runs/{r}/waits/resolve", "POST", "operator", (("resume_token", MATRIX_TOKEN),)),
-        Page("run audit", f"/runs/{r}/audit", "GET", "operator"),
-        Page("re-audit", f"/conversations/{c}/reaudit", "POST", "operator"),
-        Page("re-index", f"/conversations/{c}/reindex", "POST", "operator"),
+        Page("resolve wait", f"/r/{r}/waits/resolve", "POST", "operator", (("resume_token", MATRIX_TOKEN),)),
+        Page("run audit", f"/r/{r}/audit", "GET", "operator"),
+        Page("re-audit", f"/c/{c}/reaudit", "POST", "operator"),
+        Page("re-index", f"/c/{c}/reindex", "POST", "operator"),
         Page("repairs", "/repairs/", "GET", "operator"),
         Page("audit events", "/audit/", "GET", "operator"),
         Page("audit csv", "/audit.csv", "GET", "operator"),
         Page("export page", "/export/", "GET", "admin"),
         Page("export download", "/export/download?format=jsonl", "GET", "admin"),
-        Page("export conversation", f"/conversations/{c}/export?format=json", "GET", "admin"),
-        Page("reveal", f"/conversations/{c}/reveal/2", "POST", "admin"),
+        Page("export conversation", f"/c/{c}/export?format=json", "GET", "admin"),
+        Page("reveal", f"/c/{c}/reveal/2", "POST", "admin"),
         Page("members", "/settings/members/", "GET", "admin"),
         Page("member role", f"/settings/members/{member.pk}/role", "POST", "admin", (("role", "admin"),)),
         Page("member remove", f"/settings/members/{member.pk}/remove", "POST", "admin"),

@@ -21,8 +21,8 @@ def test_the_repairs_page_lists_the_interrupted_call_with_a_hashed_id_and_guidan
 def test_a_repair_links_to_its_run_audit(world, as_role):
     run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-3")
     page = as_role("operator").get("/repairs/").content.decode()
-    assert f'href="/runs/{run.pk}/audit"' in page
-    audit = as_role("operator").get(f"/runs/{run.pk}/audit").content.decode()
+    assert f'href="/r/{run.run_id}/audit"' in page
+    audit = as_role("operator").get(f"/r/{run.run_id}/audit").content.decode()
     assert "INTERRUPTED TOOL" in audit and "Next:" in audit
 
 
@@ -78,7 +78,7 @@ def test_the_run_audit_shows_the_principal_truncated_and_the_replay_requests(wor
     client.get(
         f"/api/v1/conversations/{conversation_id}/replay?principal=user:mallory", HTTP_AUTHORIZATION=f"Bearer {key}"
     )
-    page = as_role("operator").get(f"/runs/{run.pk}/audit").content.decode()
+    page = as_role("operator").get(f"/r/{run.run_id}/audit").content.decode()
     assert owner[:12] + "…" in page and owner not in page and "dana" not in page
     assert "Replay requests for this conversation" in page
     assert "refused" in page and principal_hash(world.acme.id, "user:mallory")[:12] in page
@@ -102,16 +102,34 @@ def test_an_operator_resolves_a_wait_on_the_audit_page_with_its_token(world, as_
         },
     )
     operator = as_role("operator")
-    page = operator.get(f"/runs/{run.pk}/audit").content.decode()
+    page = operator.get(f"/r/{run.run_id}/audit").content.decode()
     assert "Waiting for <strong>finance</strong>" in page and "Resolve wait" in page
     before = row_counts()
-    wrong = operator.post(f"/runs/{run.pk}/waits/resolve", {"resume_token": "wrong-token-0123456789"})
+    wrong = operator.post(f"/r/{run.run_id}/waits/resolve", {"resume_token": "wrong-token-0123456789"})
     assert wrong.status_code == 400 and "does not match an open wait" in wrong.content.decode()
     assert row_counts() == before
-    assert as_role("support").post(f"/runs/{run.pk}/waits/resolve", {"resume_token": token}).status_code == 403
-    response = operator.post(f"/runs/{run.pk}/waits/resolve", {"resume_token": token})
-    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/audit"
+    assert as_role("support").post(f"/r/{run.run_id}/waits/resolve", {"resume_token": token}).status_code == 403
+    response = operator.post(f"/r/{run.run_id}/waits/resolve", {"resume_token": token})
+    assert response.status_code == 302 and response["Location"] == f"/r/{run.run_id}/audit"
     wait = Wait.objects.get(run=run)
     assert wait.resolved_at is not None and wait.resolved_by == world.users["operator"].get_username()
     assert RunVerdict.objects.get(run=run).verdict != "WAITING"
     assert AuditEvent.objects.filter(event_class="wait_resolved", run_id=run.run_id).count() == 1
+
+
+def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_message_when_the_transcript_holds_it(world, as_role):
+    client = as_role("operator")
+    page = client.get("/repairs/").content.decode()
+    snapshot = re.search(
+        r'<a class="repair-snapshot" href="(/r/conv-deploy-run-3/snapshots/\d+/diff)">snapshot #', page
+    )
+    assert snapshot and client.get(snapshot.group(1)).status_code == 200
+    # The interrupted deploy call of run 3 is in its latest snapshot, not in the recovered transcript (recovery
+    # keeps runs 1 and 2 there), so the row links the snapshot only.
+    assert 'class="repair-message"' not in page
+    # A call that is in the transcript maps to the message holding it, from the stored facts.
+    from sessions_app.audit.digests import hash_tool_call_id
+
+    run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
+    positions = audit_listing._positions_by_call_hash(world.acme, {run.pk})
+    assert positions[(run.pk, hash_tool_call_id("conv-deploy-run-1-c2"))] == 3  # the call, before its result

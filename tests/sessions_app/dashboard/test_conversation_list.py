@@ -10,7 +10,7 @@ from sessions_app.models import Conversation
 
 
 def _listed(response) -> list[str]:
-    return re.findall(r'data-primary href="/conversations/\d+/">([^<]+)</a>', response.content.decode())
+    return re.findall(r'data-primary href="/c/[^"]+/">([^<]+)</a>', response.content.decode())
 
 
 def test_the_list_shows_the_tenants_conversations_with_runs_states_and_verdicts(world, as_role):

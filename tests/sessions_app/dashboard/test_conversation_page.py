@@ -8,14 +8,14 @@ from tests.sessions_app.dashboard.conftest import SECRET
 
 
 def test_runs_are_listed_in_order_with_their_verdicts(world, as_role):
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/").content.decode()
-    runs = re.findall(r'<span class="mono small">(conv-deploy-run-\d)</span>', page)
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    runs = re.findall(r'<a class="mono" href="/r/[^"]+/" title="[^"]+">(conv-deploy-run-\d)</a>', page)
     assert runs == ["conv-deploy-run-1", "conv-deploy-run-2", "conv-deploy-run-3"]
     assert "INTERRUPTED TOOL" in page
 
 
 def test_every_message_has_a_permalink_anchor(world, as_role):
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
     positions = list(
         TranscriptEntry.objects.filter(conversation=world.deploy, summary_artifact=False).values_list(
             "position", flat=True
@@ -27,7 +27,7 @@ def test_every_message_has_a_permalink_anchor(world, as_role):
 
 
 def test_a_tool_call_is_shown_beside_its_result(world, as_role):
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
     pair = re.search(
         r'<div class="toolpair">.*?lookup.*?QUOKKA-5521.*?flag checkout_v3_enabled is off.*?</div>\s*</div>', page, re.S
     )
@@ -37,12 +37,12 @@ def test_a_tool_call_is_shown_beside_its_result(world, as_role):
 def test_messages_recovered_from_compaction_are_marked(world, as_role):
     recovered = TranscriptEntry.objects.filter(conversation=world.deploy, recovered_from_compaction=True).count()
     assert recovered > 0
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
     assert page.count(">recovered from compaction</span>") == recovered
 
 
 def test_credentials_are_masked_and_message_text_is_escaped(world, as_role):
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
     assert SECRET not in page
     assert "DEPLOY_TOKEN=***" in page
     assert "<b>rollback-v2.sh</b>" not in page
@@ -51,8 +51,8 @@ def test_credentials_are_masked_and_message_text_is_escaped(world, as_role):
 
 def test_support_sees_no_reveal_button_and_cannot_reveal(world, as_role):
     client = as_role("support")
-    assert "Reveal credentials" not in client.get(f"/conversations/{world.deploy.pk}/").content.decode()
-    assert client.post(f"/conversations/{world.deploy.pk}/reveal/2").status_code == 403
+    assert "Reveal credentials" not in client.get(f"/c/{world.deploy.external_id}/").content.decode()
+    assert client.post(f"/c/{world.deploy.external_id}/reveal/2").status_code == 403
     assert not AuditEvent.objects.filter(event_class="credential_revealed").exists()
 
 
@@ -63,14 +63,14 @@ def _call_with_secret(world) -> int:
 
 
 def test_the_reveal_button_sits_on_the_message_that_shows_the_credential(world, as_role):
-    page = as_role("admin").get(f"/conversations/{world.deploy.pk}/").content.decode()
-    assert re.findall(r'action="/conversations/\d+/reveal/(\d+)"', page) == [str(_call_with_secret(world))]
+    page = as_role("admin").get(f"/c/{world.deploy.external_id}/").content.decode()
+    assert re.findall(r'action="/c/conv-deploy/reveal/(\d+)"', page) == [str(_call_with_secret(world))]
 
 
 def test_an_admin_reveal_shows_the_secret_once_and_writes_an_audit_event(world, as_role):
     client = as_role("admin")
     position = _call_with_secret(world)
-    response = client.post(f"/conversations/{world.deploy.pk}/reveal/{position}")
+    response = client.post(f"/c/{world.deploy.external_id}/reveal/{position}")
     assert response.status_code == 200
     assert SECRET in response.content.decode()
     event = AuditEvent.objects.get(event_class="credential_revealed")
@@ -78,12 +78,12 @@ def test_an_admin_reveal_shows_the_secret_once_and_writes_an_audit_event(world, 
     assert event.conversation_id == "conv-deploy"
     assert SECRET not in str(event.__dict__)
     # A plain page view afterwards is masked again.
-    assert SECRET not in client.get(f"/conversations/{world.deploy.pk}/").content.decode()
+    assert SECRET not in client.get(f"/c/{world.deploy.external_id}/").content.decode()
 
 
 def test_an_htmx_reveal_answers_with_that_message_only(world, as_role):
     position = _call_with_secret(world)
-    response = as_role("admin").post(f"/conversations/{world.deploy.pk}/reveal/{position}", HTTP_HX_REQUEST="true")
+    response = as_role("admin").post(f"/c/{world.deploy.external_id}/reveal/{position}", HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert re.match(rf'<article class="msg tool_call[^"]*" id="m-{position}"', body.strip())
     assert SECRET in body
@@ -91,12 +91,12 @@ def test_an_htmx_reveal_answers_with_that_message_only(world, as_role):
 
 
 def test_revealing_a_position_that_does_not_exist_is_404_and_not_audited(world, as_role):
-    assert as_role("admin").post(f"/conversations/{world.deploy.pk}/reveal/999").status_code == 404
+    assert as_role("admin").post(f"/c/{world.deploy.external_id}/reveal/999").status_code == 404
     assert not AuditEvent.objects.filter(event_class="credential_revealed").exists()
 
 
 def test_a_search_hit_link_highlights_its_message(world, as_role):
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/?at=3").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/?at=3").content.decode()
     assert re.search(r'<article class="msg [a-z_]+ hit" id="m-3"', page)
 
 
@@ -104,15 +104,15 @@ def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, m
     from sessions_app.transcripts import reading as transcript_reading
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
     client = as_role("support")
-    page = client.get(f"/conversations/{world.deploy.pk}/?start=5").content.decode()
+    page = client.get(f"/c/{world.deploy.external_id}/?start=5").content.decode()
     assert 'id="m-5"' in page and 'id="m-9"' in page
     assert 'id="m-4"' not in page and 'id="m-10"' not in page
-    assert f'href="/conversations/{world.deploy.pk}/?start=0">Earlier messages' in page
-    assert f'hx-get="/conversations/{world.deploy.pk}/?start=10" hx-trigger="revealed"' in page
+    assert f'href="/c/{world.deploy.external_id}/?start=0">Earlier messages' in page
+    assert f'hx-get="/c/{world.deploy.external_id}/?start=10" hx-trigger="revealed"' in page
 
 
 def test_a_permalink_target_opens_the_window_that_holds_it(world, as_role, monkeypatch):
     from sessions_app.transcripts import reading as transcript_reading
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
-    page = as_role("support").get(f"/conversations/{world.deploy.pk}/?at=7").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/?at=7").content.decode()
     assert 'id="m-7"' in page and 'id="m-4"' not in page

@@ -2,7 +2,7 @@
 
 import re
 
-from sessions_app.models import Conversation, Membership
+from sessions_app.models import Membership
 from tests.sessions_app.dashboard.pages import OBJECT_PAGES, request, tenant_pages
 
 
@@ -21,9 +21,8 @@ def test_every_object_url_of_another_tenant_answers_404(world, as_role):
 
 def test_the_404_for_another_tenant_is_the_404_for_nothing(world, as_role):
     outsider = as_role("outsider")
-    missing_pk = Conversation.objects.order_by("-pk").first().pk + 1000
-    foreign = outsider.get(f"/conversations/{world.deploy.pk}/")
-    missing = outsider.get(f"/conversations/{missing_pk}/")
+    foreign = outsider.get(f"/c/{world.deploy.external_id}/")
+    missing = outsider.get("/c/no-such-conversation/")
     assert foreign.status_code == missing.status_code == 404
     # Identical but for the per-response CSRF token masking.
     assert _without_csrf(foreign.content) == _without_csrf(missing.content)

@@ -13,7 +13,7 @@ def _body(response) -> bytes:
 
 
 def test_one_conversation_as_json_loads_back_with_pydantic_ai(world, as_role):
-    response = as_role("admin").get(f"/conversations/{world.deploy.pk}/export?format=json")
+    response = as_role("admin").get(f"/c/{world.deploy.external_id}/export?format=json")
     assert response.status_code == 200
     assert 'filename="conv-deploy.json"' in response["Content-Disposition"]
     messages = ModelMessagesTypeAdapter.validate_json(_body(response))
@@ -24,11 +24,11 @@ def test_one_conversation_as_json_loads_back_with_pydantic_ai(world, as_role):
 
 def test_jsonl_and_markdown_are_offered_and_an_unknown_format_is_refused(world, as_role):
     client = as_role("admin")
-    lines = _body(client.get(f"/conversations/{world.deploy.pk}/export?format=jsonl")).decode().splitlines()
+    lines = _body(client.get(f"/c/{world.deploy.external_id}/export?format=jsonl")).decode().splitlines()
     assert json.loads(lines[0])["conversation_id"] == "conv-deploy"
-    markdown = _body(client.get(f"/conversations/{world.deploy.pk}/export?format=markdown"))
+    markdown = _body(client.get(f"/c/{world.deploy.external_id}/export?format=markdown"))
     assert b"# Conversation conv-deploy" in markdown
-    assert client.get(f"/conversations/{world.deploy.pk}/export?format=xml").status_code == 400
+    assert client.get(f"/c/{world.deploy.external_id}/export?format=xml").status_code == 400
     assert AuditEvent.objects.filter(event_class="export").count() == 2
 
 
@@ -44,5 +44,5 @@ def test_a_filtered_bulk_export_holds_exactly_the_selected_conversations(world, 
 
 
 def test_operators_cannot_export(world, as_role):
-    assert as_role("operator").get(f"/conversations/{world.deploy.pk}/export?format=json").status_code == 403
+    assert as_role("operator").get(f"/c/{world.deploy.external_id}/export?format=json").status_code == 403
     assert not AuditEvent.objects.filter(event_class="export").exists()

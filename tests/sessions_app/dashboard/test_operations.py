@@ -10,7 +10,7 @@ def test_reaudit_brings_a_verdict_up_to_date(world, as_role):
     # A receipt written behind the audit's back (as a restore from backup might): only a re-audit notices.
     Receipt.objects.create(tenant=world.acme, run=run, effect="x", evidence="outcome", checked_by="db")
     assert RunVerdict.objects.get(run=run).verdict == "MISSING OUTCOME RECEIPT"
-    response = as_role("operator").post(f"/conversations/{world.deploy.pk}/reaudit", follow=True)
+    response = as_role("operator").post(f"/c/{world.deploy.external_id}/reaudit", follow=True)
     assert b"Re-audited 3 runs" in response.content
     assert RunVerdict.objects.get(run=run).verdict == "READY"
 
@@ -19,7 +19,7 @@ def test_reindex_rebuilds_the_search_documents(world, as_role):
     SearchDocument.objects.filter(conversation_id=world.quiet.pk).delete()
     client = as_role("operator")
     assert "Nothing found." in client.get("/search/?q=Krak%C3%B3w").content.decode()
-    response = client.post(f"/conversations/{world.quiet.pk}/reindex", follow=True)
+    response = client.post(f"/c/{world.quiet.external_id}/reindex", follow=True)
     assert b"Re-indexed" in response.content
     assert ConversationIndex.objects.get(conversation_id=world.quiet.pk).pending is False
     assert "conv-quiet" in client.get("/search/?q=Krak%C3%B3w").content.decode()
@@ -27,6 +27,6 @@ def test_reindex_rebuilds_the_search_documents(world, as_role):
 
 def test_support_has_neither_button_nor_access(world, as_role):
     client = as_role("support")
-    assert b"Re-audit runs" not in client.get(f"/conversations/{world.deploy.pk}/").content
-    assert client.post(f"/conversations/{world.deploy.pk}/reaudit").status_code == 403
-    assert client.post(f"/conversations/{world.deploy.pk}/reindex").status_code == 403
+    assert b"Re-audit runs" not in client.get(f"/c/{world.deploy.external_id}/").content
+    assert client.post(f"/c/{world.deploy.external_id}/reaudit").status_code == 403
+    assert client.post(f"/c/{world.deploy.external_id}/reindex").status_code == 403

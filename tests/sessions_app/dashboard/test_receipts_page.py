@@ -12,12 +12,12 @@ def test_an_outcome_receipt_makes_a_missing_receipt_run_ready(world, as_role):
     run = _run(world)
     assert RunVerdict.objects.get(run=run).verdict == "MISSING OUTCOME RECEIPT"
     response = as_role("operator").post(
-        f"/runs/{run.pk}/receipts/add",
+        f"/r/{run.run_id}/receipts/add",
         {"effect": "flag-read", "evidence": "outcome", "checked_by": "olga", "reference": "flags/42@v7"},
     )
     assert response.status_code == 302
     assert RunVerdict.objects.get(run=run).verdict != "MISSING OUTCOME RECEIPT"
-    page = as_role("operator").get(f"/runs/{run.pk}/receipts/").content.decode()
+    page = as_role("operator").get(f"/r/{run.run_id}/receipts/").content.decode()
     assert "flag-read" in page and "flags/42@v7" in page
 
 
@@ -25,7 +25,7 @@ def test_a_bad_receipt_is_refused_and_stores_nothing(world, as_role):
     run = _run(world)
     before = Receipt.objects.count()
     response = as_role("operator").post(
-        f"/runs/{run.pk}/receipts/add", {"effect": "x\ny", "evidence": "outcome", "checked_by": "o"}
+        f"/r/{run.run_id}/receipts/add", {"effect": "x\ny", "evidence": "outcome", "checked_by": "o"}
     )
     assert response.status_code == 400
     assert Receipt.objects.count() == before
@@ -34,21 +34,21 @@ def test_a_bad_receipt_is_refused_and_stores_nothing(world, as_role):
 def test_a_wait_without_a_token_shows_the_generated_one_once(world, as_role):
     run = _run(world)
     response = as_role("operator").post(
-        f"/runs/{run.pk}/waits/add", {"owner": "finance", "decision": "approve refund", "deadline": "2999-01-01T09:00"}
+        f"/r/{run.run_id}/waits/add", {"owner": "finance", "decision": "approve refund", "deadline": "2999-01-01T09:00"}
     )
     assert response.status_code == 200
     assert response["Cache-Control"] == "no-store"
     assert "Resume token for this wait" in response.content.decode()
     assert Wait.objects.filter(run=run, owner="finance").count() == 1
     assert RunVerdict.objects.get(run=run).verdict == "WAITING"
-    again = as_role("operator").get(f"/runs/{run.pk}/receipts/").content.decode()
+    again = as_role("operator").get(f"/r/{run.run_id}/receipts/").content.decode()
     assert "Resume token for this wait" not in again
 
 
 def test_a_wait_in_the_past_is_refused(world, as_role):
     run = _run(world)
     response = as_role("operator").post(
-        f"/runs/{run.pk}/waits/add", {"owner": "o", "decision": "d", "deadline": "2001-01-01T09:00"}
+        f"/r/{run.run_id}/waits/add", {"owner": "o", "decision": "d", "deadline": "2001-01-01T09:00"}
     )
     assert response.status_code == 400
     assert b"in the past" in response.content
@@ -58,7 +58,7 @@ def test_a_wait_in_the_past_is_refused(world, as_role):
 def test_support_cannot_add_a_receipt(world, as_role):
     run = _run(world)
     response = as_role("support").post(
-        f"/runs/{run.pk}/receipts/add", {"effect": "x", "evidence": "outcome", "checked_by": "o"}
+        f"/r/{run.run_id}/receipts/add", {"effect": "x", "evidence": "outcome", "checked_by": "o"}
     )
     assert response.status_code == 403
     assert not Receipt.objects.exists()

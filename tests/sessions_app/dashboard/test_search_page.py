@@ -7,9 +7,9 @@ from tests.sessions_app.dashboard.conftest import SECRET
 
 def test_hits_are_grouped_by_conversation_and_link_to_their_message(world, as_role):
     page = as_role("support").get("/search/?q=QUOKKA-5521").content.decode()
-    groups = re.findall(r'<h2><a href="/conversations/(\d+)/">', page)
-    assert groups == [str(world.deploy.pk)]
-    links = re.findall(rf'href="/conversations/{world.deploy.pk}/\?at=(\d+)#m-(\d+)"', page)
+    groups = re.findall(r'<h2><a href="/c/([^"]+)/">', page)
+    assert groups == [world.deploy.external_id]
+    links = re.findall(rf'href="/c/{world.deploy.external_id}/\?at=(\d+)#m-(\d+)"', page)
     assert links and all(at == anchor for at, anchor in links)
 
 

@@ -44,7 +44,7 @@ def test_htmx_posts_send_the_token_from_the_body_header(world):
 
     position = TranscriptEntry.objects.filter(conversation=world.deploy).first().position
     response = client.post(
-        f"/conversations/{world.deploy.pk}/reveal/{position}", HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true"
+        f"/c/{world.deploy.external_id}/reveal/{position}", HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true"
     )
     assert response.status_code == 200
 

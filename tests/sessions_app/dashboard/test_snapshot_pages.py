@@ -10,9 +10,9 @@ def _first_run(world) -> Run:
 
 def test_the_list_shows_each_snapshot_with_state_and_size(world, as_role):
     run = _first_run(world)
-    page = as_role("operator").get(f"/runs/{run.pk}/snapshots/").content.decode()
+    page = as_role("operator").get(f"/r/{run.run_id}/snapshots/").content.decode()
     for snapshot in Snapshot.objects.filter(run=run):
-        assert f'href="/runs/{run.pk}/snapshots/{snapshot.seq}/diff"' in page
+        assert f'href="/r/{run.run_id}/snapshots/{snapshot.seq}/diff"' in page
 
 
 def test_a_diff_after_compaction_shows_the_removed_messages(world, as_role):
@@ -22,7 +22,7 @@ def test_a_diff_after_compaction_shows_the_removed_messages(world, as_role):
         later for earlier, later in zip(snapshots, snapshots[1:], strict=False)
         if later.message_count < earlier.message_count + 1
     )
-    page = as_role("operator").get(f"/runs/{run.pk}/snapshots/{shrunk.seq}/diff").content.decode()
+    page = as_role("operator").get(f"/r/{run.run_id}/snapshots/{shrunk.seq}/diff").content.decode()
     assert "compaction removed" in page
     assert "− removed" in page
 
@@ -31,9 +31,9 @@ def test_snapshot_text_is_masked(world, as_role):
     run = _first_run(world)
     client = as_role("operator")
     for snapshot in Snapshot.objects.filter(run=run):
-        assert SECRET not in client.get(f"/runs/{run.pk}/snapshots/{snapshot.seq}/diff").content.decode()
+        assert SECRET not in client.get(f"/r/{run.run_id}/snapshots/{snapshot.seq}/diff").content.decode()
 
 
 def test_an_unknown_snapshot_is_404(world, as_role):
     run = _first_run(world)
-    assert as_role("operator").get(f"/runs/{run.pk}/snapshots/999/diff").status_code == 404
+    assert as_role("operator").get(f"/r/{run.run_id}/snapshots/999/diff").status_code == 404

@@ -14,7 +14,7 @@ def count_snapshots(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0006_transcript_facts'),
+        ('sessions_app', '0007_login_gate'),
     ]
 
     operations = [

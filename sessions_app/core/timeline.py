@@ -1,0 +1,249 @@
+"""Runs as a timeline: the run tree, each run's model steps and the tool calls they made. Pure: no Django.
+
+Facts come from what is already stored: each message's pydantic-ai JSON (ModelMessagesTypeAdapter form, read as
+plain dicts: a response's `usage`, `model_name` and `timestamp`; request part timestamps) and the harness's
+tool-effect ledger (when a tool call started and ended). A step is one model response: it starts when the
+request before it was made (its latest part timestamp) and ends at the response's timestamp. A run starts at its
+first message (the stored `started_at` only when its messages carry no time), and runs nest by `parent_run_id`.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+MAX_DEPTH = 6  # deeper runs are drawn at this indent (the tree itself is kept)
+
+
+@dataclass
+class Usage:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    pk: int
+    run_id: str
+    parent_run_id: str
+    agent_name: str
+    state: str
+    started_at: datetime
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EffectFacts:
+    tool_call_id: str
+    tool_name: str
+    status: str
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+@dataclass
+class ToolSpan:
+    tool_name: str
+    tool_call_id: str
+    status: str  # the ledger's status, else "returned", "retry" or "no result"
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    result_position: int | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        return _seconds(self.started_at, self.ended_at)
+
+
+@dataclass
+class Step:
+    position: int
+    model_name: str
+    started_at: datetime | None
+    ended_at: datetime | None
+    usage: Usage
+    tools: list[ToolSpan] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float | None:
+        return _seconds(self.started_at, self.ended_at)
+
+
+@dataclass
+class RunTimeline:
+    run: RunFacts
+    started_at: datetime
+    ended_at: datetime | None
+    steps: list[Step] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    children: list["RunTimeline"] = field(default_factory=list)
+    depth: int = 0
+
+    @property
+    def seconds(self) -> float | None:
+        return _seconds(self.started_at, self.ended_at)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({s.model_name for s in self.steps if s.model_name})
+
+
+@dataclass
+class ConversationTimeline:
+    runs: list[RunTimeline]  # depth-first, parents before their children, siblings by start
+    started_at: datetime | None
+    ended_at: datetime | None
+    usage: Usage
+    step_count: int
+
+    def bar(self, start: datetime | None, end: datetime | None, scale: int = 1000) -> tuple[int, int]:
+        """Where a span sits on the conversation's time axis, as (x, width) in 0..scale (width at least 1)."""
+        if start is None or self.started_at is None or self.ended_at is None:
+            return 0, 0
+        span = (self.ended_at - self.started_at).total_seconds() or 1.0
+        x = round((start - self.started_at).total_seconds() / span * scale)
+        x = min(max(x, 0), scale - 1)
+        width = round(((end or start) - start).total_seconds() / span * scale)
+        return x, max(1, min(width, scale - x))
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None or end < start:
+        return None
+    return (end - start).total_seconds()
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    return Usage(
+        input=int(raw.get("input_tokens") or 0),
+        output=int(raw.get("output_tokens") or 0),
+        cache_read=int(raw.get("cache_read_tokens") or 0),
+        cache_write=int(raw.get("cache_write_tokens") or 0),
+    )
+
+
+def _request_time(message: Mapping[str, Any]) -> datetime | None:
+    times = [t for t in (_when(p.get("timestamp")) for p in message.get("parts") or ()) if t is not None]
+    stamped = _when(message.get("timestamp"))
+    if stamped is not None:
+        times.append(stamped)
+    return max(times) if times else None
+
+
+_CALL_KINDS = ("tool-call", "builtin-tool-call")
+_RETURN_KINDS = ("tool-return", "builtin-tool-return", "retry-prompt")
+
+
+def build_timeline(
+    runs: Sequence[RunFacts],
+    messages: Iterable[tuple[int, str, Mapping[str, Any]]],
+    effects: Mapping[str, EffectFacts],
+) -> ConversationTimeline:
+    """The timeline of one conversation from its runs, its messages as (position, run_id, message JSON) in
+    transcript order, and the tool-effect ledger by tool_call_id."""
+    timelines = {r.run_id: RunTimeline(run=r, started_at=r.started_at, ended_at=r.finished_at) for r in runs}
+    first_seen: dict[str, datetime] = {}
+    last_seen: dict[str, datetime] = {}
+    open_calls: dict[str, ToolSpan] = {}
+    last_request_time: dict[str, datetime | None] = {}
+    for position, run_id, message in messages:
+        timeline = timelines.get(run_id)
+        if timeline is None:
+            continue
+        if message.get("kind") == "response":
+            ended = _when(message.get("timestamp"))
+            step = Step(
+                position=position,
+                model_name=str(message.get("model_name") or ""),
+                started_at=last_request_time.get(run_id),
+                ended_at=ended,
+                usage=_usage(message.get("usage")),
+            )
+            for part in message.get("parts") or ():
+                if part.get("part_kind") in _CALL_KINDS:
+                    call_id = str(part.get("tool_call_id") or "")
+                    effect = effects.get(call_id)
+                    span = ToolSpan(str(part.get("tool_name") or ""), call_id, "no result")
+                    if effect is not None:
+                        span.status, span.started_at, span.ended_at = effect.status, effect.started_at, effect.ended_at
+                    step.tools.append(span)
+                    open_calls[call_id] = span
+            timeline.steps.append(step)
+            timeline.usage.add(step.usage)
+            moment = ended
+        else:
+            moment = _request_time(message)
+            last_request_time[run_id] = moment
+            for part in message.get("parts") or ():
+                if part.get("part_kind") in _RETURN_KINDS:
+                    span_or_none = open_calls.pop(str(part.get("tool_call_id") or ""), None)
+                    if span_or_none is not None:
+                        span_or_none.result_position = position
+                        if span_or_none.status == "no result":
+                            kind = part.get("part_kind")
+                            span_or_none.status = "retry" if kind == "retry-prompt" else "returned"
+        if moment is not None:
+            first_seen.setdefault(run_id, moment)
+            first_seen[run_id] = min(first_seen[run_id], moment)
+            last_seen[run_id] = max(last_seen.get(run_id, moment), moment)
+    for run_id, timeline in timelines.items():
+        if run_id in first_seen:
+            timeline.started_at = first_seen[run_id]
+            ends = [t for t in (last_seen[run_id], timeline.run.finished_at) if t is not None]
+            timeline.ended_at = max(ends)
+    roots: list[RunTimeline] = []
+    for timeline in sorted(timelines.values(), key=lambda t: (t.started_at, t.run.run_id)):
+        parent = timelines.get(timeline.run.parent_run_id) if timeline.run.parent_run_id else None
+        (parent.children if parent is not None and parent is not timeline else roots).append(timeline)
+    ordered: list[RunTimeline] = []
+
+    def visit(timeline: RunTimeline, depth: int, seen: set[str]) -> None:
+        if timeline.run.run_id in seen:  # a cycle of parent ids: show each run once
+            return
+        seen.add(timeline.run.run_id)
+        timeline.depth = min(depth, MAX_DEPTH)
+        ordered.append(timeline)
+        for child in timeline.children:
+            visit(child, depth + 1, seen)
+
+    seen: set[str] = set()
+    for root in roots:
+        visit(root, 0, seen)
+    for timeline in timelines.values():  # runs only reachable through a cycle
+        if timeline.run.run_id not in seen:
+            visit(timeline, 0, seen)
+    total = Usage()
+    for timeline in ordered:
+        total.add(timeline.usage)
+    starts = [t.started_at for t in ordered]
+    ends = [t.ended_at or t.started_at for t in ordered]
+    return ConversationTimeline(
+        runs=ordered,
+        started_at=min(starts) if starts else None,
+        ended_at=max(ends) if ends else None,
+        usage=total,
+        step_count=sum(len(t.steps) for t in ordered),
+    )

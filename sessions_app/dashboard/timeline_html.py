@@ -1,0 +1,200 @@
+"""HTML for the runs timeline on the conversation page: a table of runs, steps and tool calls with a waterfall.
+
+Built in Python from escaped pieces like transcript_html (200 runs with their steps as template rows cost too
+much). Bars are SVG rectangles positioned by attributes: the Content-Security-Policy refuses inline styles.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from urllib.parse import quote
+
+from django.utils.safestring import SafeString, mark_safe
+
+from sessions_app.core.timeline import ConversationTimeline, RunTimeline, Step, ToolSpan, Usage
+from sessions_app.dashboard.ids import quote_id
+from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_tone
+
+# Step and tool-call rows shown inline, runs in timeline order; the steps of runs past it fold into a link that
+# shows them (a 1,000-step run or 200 runs of steps as rows cost more than the rest of the page).
+STEP_ROWS = 120
+# Runs shown before "show all" (totals and the time axis always cover every run).
+RUN_ROWS = 60
+
+
+@dataclass(frozen=True)
+class TimelineOptions:
+    verdicts: dict[int, str]  # run pk → verdict
+    operator_links: bool = False  # snapshots, receipts and audit links
+    expanded: frozenset[str] = frozenset()  # run ids whose steps are shown whatever their number
+    all_runs: bool = False  # every run, not the first RUN_ROWS
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _time(value: datetime | None, fmt: str) -> str:
+    if value is None:
+        return "—"
+    return f'<time datetime="{_e(value.isoformat())}">{value.strftime(fmt)}</time>'
+
+
+def span_label(start: datetime | None, end: datetime | None) -> str:
+    """Start → end; the end keeps its date whenever it falls on another day than the start."""
+    text = _time(start, "%Y-%m-%d %H:%M:%S")
+    if end is not None and start is not None:
+        fmt = "%H:%M:%S" if end.date() == start.date() else "%Y-%m-%d %H:%M:%S"
+        text += f" → {_time(end, fmt)}"
+    return text
+
+
+def _usage_cells(usage: Usage) -> str:
+    cache = tokens(usage.cache_read)
+    if usage.cache_write:
+        cache += f" / {tokens(usage.cache_write)} written"
+    return (
+        f'<td class="num">{tokens(usage.input)}</td><td class="num">{tokens(usage.output)}</td>'
+        f'<td class="num optional">{cache}</td>'
+    )
+
+
+def _bar(timeline: ConversationTimeline, start: datetime | None, end: datetime | None, kind: str) -> str:
+    x, width = timeline.bar(start, end)
+    if not width:
+        return '<td class="bar"></td>'
+    return (
+        f'<td class="bar"><svg viewBox="0 0 1000 10" preserveAspectRatio="none" role="img" '
+        f'aria-label="{_e(duration(_seconds(start, end)))}"><rect class="{kind}" x="{x}" y="1" width="{width}" '
+        'height="8"></rect></svg></td>'
+    )
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return (end - start).total_seconds() if start and end and end >= start else None
+
+
+def _step_rows(run: RunTimeline) -> int:
+    return len(run.steps) + sum(len(step.tools) for step in run.steps)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _fold_link(run: RunTimeline) -> str:
+    tools = sum(len(step.tools) for step in run.steps)
+    text = _plural(len(run.steps), "step") + (f", {_plural(tools, 'tool call')}" if tools else "")
+    return f' · <a class="fold" href="?steps={_e(quote(run.run.run_id, safe=""))}#run-{run.run.pk}">Show its {text}</a>'
+
+
+def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: TimelineOptions, folded: bool) -> str:
+    facts = run.run
+    verdict = options.verdicts.get(facts.pk, "")
+    quoted = quote_id(facts.run_id)
+    badges = f' <span class="badge {state_tone(facts.state)}">{_e(facts.state)}</span>'
+    if verdict:
+        badges += f' <span class="badge {verdict_tone(verdict)}">{_e(verdict)}</span>'
+    links = ""
+    if options.operator_links:
+        links = (
+            f' · <a href="/r/{_e(quoted)}/snapshots/">Snapshots</a> · <a href="/r/{_e(quoted)}/receipts/">Receipts'
+            " &amp; waits</a>"
+        )
+        if verdict:
+            links += f' · <a href="/r/{_e(quoted)}/audit">Audit</a>'
+    parent = f" · child of <code>{_e(facts.parent_run_id)}</code>" if facts.parent_run_id else ""
+    return (
+        f'<tr class="run depth-{run.depth}" id="run-{facts.pk}"><th scope="row">'
+        f'<a class="mono" href="/r/{_e(quoted)}/" title="{_e(facts.run_id)}">{_e(facts.run_id)}</a> '
+        f'<button type="button" class="secondary small" data-copy="{_e(facts.run_id)}" hidden>Copy id</button>'
+        f'{badges}<div class="small muted">{_e(facts.agent_name or "(no agent name)")}{parent} · '
+        f"{span_label(run.started_at, run.ended_at)}{links}{_fold_link(run) if folded else ''}</div></th>"
+        f'<td class="small">{_e(", ".join(run.models) or "—")}</td><td class="num">{duration(run.seconds)}</td>'
+        f"{_usage_cells(run.usage)}{_bar(timeline, run.started_at, run.ended_at, 'run')}</tr>"
+    )
+
+
+def _step_row(timeline: ConversationTimeline, run: RunTimeline, number: int, step: Step) -> str:
+    return (
+        f'<tr class="step depth-{run.depth}"><th scope="row" class="small">Step {number} · '
+        f'<a href="#m-{step.position}">#{step.position}</a> · {_time(step.ended_at, "%H:%M:%S")}</th>'
+        f'<td class="small mono">{_e(step.model_name or "—")}</td><td class="num">{duration(step.seconds)}</td>'
+        f"{_usage_cells(step.usage)}{_bar(timeline, step.started_at, step.ended_at, 'step')}</tr>"
+    )
+
+
+def _tool_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan) -> str:
+    tone = "bad" if tool.status in ("no result", "failed", "started") else "plain"
+    result = ""
+    if tool.result_position is not None:
+        result = f' · <a href="#m-{tool.result_position}">result #{tool.result_position}</a>'
+    return (
+        f'<tr class="tool depth-{run.depth}"><th scope="row" class="small">Tool <code>{_e(tool.tool_name)}</code> '
+        f'<span class="badge {tone}">{_e(tool.status)}</span>{result}</th><td></td>'
+        f'<td class="num">{duration(tool.seconds)}</td><td></td><td></td><td class="optional"></td>'
+        f"{_bar(timeline, tool.started_at, tool.ended_at, 'tool')}</tr>"
+    )
+
+
+def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) -> SafeString:
+    if not timeline.runs:
+        return mark_safe('<p class="muted">No runs stored.</p>')
+    total = timeline.usage
+    rows: list[str] = []
+    budget = STEP_ROWS
+    shown = timeline.runs
+    if not options.all_runs:  # the first runs, and any asked for by id (a /r/<id>/ link lands on its row)
+        shown = timeline.runs[:RUN_ROWS] + [r for r in timeline.runs[RUN_ROWS:] if r.run.run_id in options.expanded]
+    for run in shown:
+        needed = _step_rows(run)
+        folded = needed > budget and run.run.run_id not in options.expanded
+        rows.append(_run_row(timeline, run, options, folded))
+        if folded:
+            budget = 0  # later runs fold too, so the runs shown with steps are the first ones
+            continue
+        budget = max(0, budget - needed)
+        for number, step in enumerate(run.steps, start=1):
+            rows.append(_step_row(timeline, run, number, step))
+            rows.extend(_tool_row(timeline, run, tool) for tool in step.tools)
+    hidden = len(timeline.runs) - len(shown)
+    if hidden:
+        rows.append(
+            f'<tr class="fold"><td colspan="7"><a class="fold" href="?runs=all#timeline-totals">Show all '
+            f"{len(timeline.runs):,} runs</a> ({_plural(hidden, 'more run')}; the totals above count them)</td></tr>"
+        )
+    summary = (
+        f'<p class="small" id="timeline-totals">{len(timeline.runs)} run{"s" if len(timeline.runs) != 1 else ""} · '
+        f"{timeline.step_count} model step{'s' if timeline.step_count != 1 else ''} · tokens: "
+        f"<strong>{tokens(total.input)}</strong> input, <strong>{tokens(total.output)}</strong> output, "
+        f"<strong>{tokens(total.cache_read)}</strong> cache read · "
+        f"{span_label(timeline.started_at, timeline.ended_at)}</p>"
+    )
+    table = (
+        '<div class="table-wrap"><table class="waterfall" aria-label="Runs, steps and tool calls over time">'
+        '<thead><tr><th scope="col">Run, step or tool call</th><th scope="col">Model</th>'
+        '<th scope="col" class="num">Duration</th><th scope="col" class="num">Input</th>'
+        '<th scope="col" class="num">Output</th><th scope="col" class="num optional">Cache read</th>'
+        '<th scope="col" class="bar">Waterfall</th></tr></thead><tbody>'
+        + "".join(rows)
+        + '</tbody><tfoot><tr><th scope="row">Conversation total</th><td></td>'
+        f'<td class="num">{duration(_seconds(timeline.started_at, timeline.ended_at))}</td>'
+        f"{_usage_cells(total)}<td></td></tr></tfoot></table></div>"
+    )
+    return mark_safe(summary + table)  # noqa: S308  # every stored value above went through _e
