@@ -42,7 +42,11 @@ def _payloads(plan: ConversationPlan, conversation_id: str) -> tuple[dict, ...]:
 def ingest_plan(
     tenant: Tenant, plan: ConversationPlan, conversation_id: str, *, source: str = "server"
 ) -> Conversation:
-    payloads = [parse_snapshot(copy.deepcopy(p)) for p in _payloads(plan, conversation_id)]
+    # Run ids travel in a URL path segment and may not hold '/'; conversation ids may.
+    payloads = [
+        parse_snapshot({**copy.deepcopy(p), "run_id": p["run_id"].replace("/", "|")})
+        for p in _payloads(plan, conversation_id)
+    ]
     ingest_snapshots(tenant, payloads, source=source, via="api")
     return Conversation.objects.get(tenant=tenant, external_id=conversation_id)
 

@@ -59,7 +59,7 @@ def test_no_shape_leaves_through_snippets_context_transcript_or_markdown(leaky, 
     hit = response.results[0]
     window = read_context(tenant=leaky.acme, conversation_id=conversation.external_id, position=hit.position)
     _assert_no_secret(json.dumps(window.as_dict()))
-    page = as_role("support").get(f"/conversations/{conversation.pk}/?all=1").content.decode()
+    page = as_role("support").get(f"/conversations/{conversation.pk}/?all=1", follow=True).content.decode()
     assert "credentials dump" in page
     _assert_no_secret(page)
     markdown = "".join(export_conversation(conversation, "markdown"))
@@ -97,6 +97,6 @@ def test_a_catastrophic_pattern_saved_by_an_admin_does_not_slow_a_page(world, as
     run = make_run(world.quiet, "r-slow")
     add_messages(run, ["a" * 40 + "!"])
     started = time.monotonic()
-    assert as_role("support").get(f"/conversations/{world.quiet.pk}/").status_code == 200
+    assert as_role("support").get(f"/conversations/{world.quiet.pk}/", follow=True).status_code == 200
     assert run_search(tenant=world.acme, query="a", conversation_id=world.quiet.external_id) is not None
     assert time.monotonic() - started < 5
