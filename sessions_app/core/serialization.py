@@ -3,6 +3,7 @@ history says about itself (its conversation id). Pure: the agent-side client use
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -39,3 +40,13 @@ def messages_conversation_id(messages: Sequence[ModelMessage]) -> str | None:
     Falling back to the run id would make a run id a conversation key, which the scope audit rightly flags.
     """
     return next((m.conversation_id for m in reversed(messages) if m.conversation_id), None)
+
+
+def iso_datetime(value: object) -> datetime | None:
+    """An ISO 8601 date-time given as a string, or None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

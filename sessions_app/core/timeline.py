@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sessions_app.core.serialization import iso_datetime
+
 MAX_DEPTH = 6  # deeper runs are drawn at this indent (the tree itself is kept)
 
 
@@ -125,15 +127,6 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return (end - start).total_seconds()
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
 def _usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
@@ -146,8 +139,8 @@ def _usage(raw: Any) -> Usage:
 
 
 def _request_time(message: Mapping[str, Any]) -> datetime | None:
-    times = [t for t in (_when(p.get("timestamp")) for p in message.get("parts") or ()) if t is not None]
-    stamped = _when(message.get("timestamp"))
+    times = [t for t in (iso_datetime(p.get("timestamp")) for p in message.get("parts") or ()) if t is not None]
+    stamped = iso_datetime(message.get("timestamp"))
     if stamped is not None:
         times.append(stamped)
     return max(times) if times else None
@@ -174,7 +167,7 @@ def build_timeline(
         if timeline is None:
             continue
         if message.get("kind") == "response":
-            ended = _when(message.get("timestamp"))
+            ended = iso_datetime(message.get("timestamp"))
             step = Step(
                 position=position,
                 model_name=str(message.get("model_name") or ""),

@@ -27,7 +27,7 @@ from sessions_app.core.api_input import (
     validate_model,
 )
 from sessions_app.core.input_errors import RejectedInput
-from sessions_app.core.serialization import validate_messages
+from sessions_app.core.serialization import iso_datetime, validate_messages
 
 SOURCES = ("server", "client")
 STATES = ("complete", "interrupted")
@@ -119,7 +119,7 @@ class ToolEffectIn(BaseModel):
 def _aware_time(value: str | None, name: str) -> datetime | None:
     if value is None or value == "":
         return None
-    parsed = _parse_time(value)
+    parsed = iso_datetime(value)
     if parsed is None or parsed.tzinfo is None:
         raise IngestError(f"'{name}' must be an ISO 8601 date-time with a time zone, got {value[:40]!r}.")
     return parsed
@@ -183,15 +183,6 @@ def run_start(messages: Sequence[ModelMessage]) -> datetime | None:
     own = messages[-1].run_id if messages else None
     stamps = [m.timestamp for m in messages if m.timestamp is not None and (own is None or m.run_id == own)]
     return min(stamps) if stamps else None
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def check_snapshot_size(payload: SnapshotPayload, limit: int) -> None:
