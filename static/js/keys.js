@@ -84,9 +84,14 @@
   });
 
   // Auto-submit fields marked data-autosubmit (the tenant switcher, the audit-event filters) when they change;
-  // a button remains for no-JS use.
+  // a button remains for no-JS use. A date field fires "change" at every complete value while someone types its
+  // year (2, 20, 202, 2026), and each submit would abort the one before: wait for a pause, one submit per form.
+  var pendingSubmit = new WeakMap();
   document.addEventListener("change", function (event) {
     var el = event.target;
-    if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.submit();
+    if (!(el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form)) return;
+    var form = el.form;
+    window.clearTimeout(pendingSubmit.get(form));
+    pendingSubmit.set(form, window.setTimeout(function () { form.submit(); }, el.type === "date" ? 600 : 0));
   });
 })();
