@@ -101,8 +101,8 @@ class ApiKeyForm(forms.Form):
     label = forms.CharField(required=False, max_length=200)
 
 
-class MemberForm(forms.Form):
-    username = forms.CharField(max_length=150)
+class InvitationForm(forms.Form):
+    note = forms.CharField(max_length=200, required=False)
     role = forms.ChoiceField(choices=Role.choices)
 
 

@@ -12,6 +12,7 @@ from sessions_app.models.audit import (
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
+    Invitation,
     LoginGate,
     Membership,
     MessageRole,
@@ -40,6 +41,7 @@ __all__ = [
     "Wait",
     "ApiKey",
     "Conversation",
+    "Invitation",
     "Membership",
     "MessageRole",
     "Role",

@@ -38,6 +38,27 @@ class Membership(models.Model):
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique")]
 
 
+class Invitation(models.Model):
+    """A one-time link to join a tenant with a role. The invitee picks their own username (or signs in to an
+    account they have), so an admin never names, looks up or learns about anyone outside the tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    note = models.CharField(max_length=200, blank=True, help_text="Who it is for, in the admin's words.")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="invitation_tenant_recent")]
+
+
 class ApiKey(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     kind = models.CharField(max_length=8, choices=Source.choices)

@@ -1,14 +1,16 @@
 """Tenant administration use cases: members and roles, redaction patterns, retention. Each one is audited."""
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.tokens import default_token_generator
-from django.db import IntegrityError, transaction
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+import secrets
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
 
 from sessions_app.audit import records as audit_records
 from sessions_app.audit.records import record
-from sessions_app.models import Membership, Role, Tenant
+from sessions_app.models import Invitation, Membership, Role, Tenant
+from sessions_app.tenancy.api_keys import hash_key
+from sessions_app.tenancy.permissions import ROLE_RANK
 
 
 class AdminError(ValueError):
@@ -19,52 +21,72 @@ def _admin_count(tenant: Tenant) -> int:
     return Membership.objects.filter(tenant=tenant, role=Role.ADMIN).count()
 
 
-NOT_BY_NAME = (
-    "People join a tenant by accepting an invitation; an admin cannot add an account by its name. Until "
-    "invitations are available, the server operator adds members: python manage.py add_member --tenant {slug} "
-    "--user NAME --role {role}."
-)
+INVITATION_DAYS = 7
 
 
-def add_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership:
-    """The dashboard's add-by-name path: it never looks at users outside this tenant.
+class InvitationUnusable(AdminError):
+    """The link is unknown, used, revoked or expired: one answer for all, so a link tells nothing else."""
 
-    Whether a name belongs to someone elsewhere (or to nobody) cannot change the answer, so it can neither pull
-    another tenant's user in nor enumerate usernames; only this tenant's own members are looked up.
-    """
+
+def create_invitation(tenant: Tenant, role: str, note: str = "", *, actor) -> tuple[Invitation, str]:
+    """A one-time link to join `tenant` as `role`; the raw token is returned once and only its hash is stored.
+
+    The admin names nobody: the invitee picks a username or signs in to an account they have, so no account
+    outside the tenant is ever looked up, pulled in or told apart."""
     if role not in Role.values:
         raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
-    existing = Membership.objects.filter(tenant=tenant, user__username=username.strip()).first()
-    if existing is not None:
-        raise AdminError(f"{username.strip()} is already a member ({existing.role}).")
-    raise AdminError(NOT_BY_NAME.format(slug=tenant.slug, role=role))
+    raw = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        invitation = Invitation.objects.create(
+            tenant=tenant,
+            role=role,
+            note=note.strip(),
+            token_hash=hash_key(raw),
+            created_by=actor,
+            expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
+        )
+        record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
+    return invitation, raw
 
 
-def invite_member(tenant: Tenant, username: str, role: str, *, actor) -> Membership:
-    """A new account, member of `tenant` with `role`, with no usable password until the invite link sets one.
+def open_invitation(raw_token: str, *, for_update: bool = False) -> Invitation:
+    """The invitation a link stands for while it can still be accepted."""
+    rows = Invitation.objects.select_related("tenant")
+    if for_update:
+        rows = rows.select_for_update(of=("self",))
+    invitation = rows.filter(
+        token_hash=hash_key(raw_token), accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
+    ).first()
+    if invitation is None:
+        raise InvitationUnusable("This invitation link is not valid: it was used, withdrawn or it expired.")
+    return invitation
 
-    Nobody outside the tenant is looked up: a name already taken anywhere is refused by the unique constraint (an
-    existing account joins a tenant through `manage.py add_member`)."""
-    if role not in Role.values:
-        raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
-    name = username.strip()
-    try:
-        with transaction.atomic():
-            user = get_user_model()(username=name)
-            user.set_unusable_password()
-            user.save()
-            membership = Membership.objects.create(tenant=tenant, user=user, role=role)
-            record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
-    except IntegrityError:
-        raise AdminError(f"The name {name!r} cannot be used; choose another.") from None
+
+def accept_invitation(raw_token: str, user) -> Membership:
+    """`user` joins the invitation's tenant; the link is spent. Someone already a member keeps the higher role.
+    The row lock makes two concurrent acceptances of one link end with one member and one refusal."""
+    with transaction.atomic():
+        invitation = open_invitation(raw_token, for_update=True)
+        membership, created = Membership.objects.get_or_create(
+            tenant=invitation.tenant, user=user, defaults={"role": invitation.role}
+        )
+        if not created and ROLE_RANK[invitation.role] > ROLE_RANK[membership.role]:
+            membership.role = invitation.role
+            membership.save(update_fields=["role"])
+        invitation.accepted_at = timezone.now()
+        invitation.accepted_by = user
+        invitation.save(update_fields=["accepted_at", "accepted_by"])
+        record(invitation.tenant, audit_records.MEMBER_CHANGED, actor=user)
     return membership
 
 
-def invite_path(user) -> str:
-    """The one-time set-password link (Django's password-reset token: it stops working once a password is set,
-    and after PASSWORD_RESET_TIMEOUT)."""
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    return f"/invite/{uid}/{default_token_generator.make_token(user)}/"
+def withdraw_invitation(invitation: Invitation, *, actor) -> None:
+    if invitation.accepted_at is not None or invitation.revoked_at is not None:
+        return
+    with transaction.atomic():
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+        record(invitation.tenant, audit_records.MEMBER_CHANGED, actor=actor)
 
 
 def change_role(membership: Membership, role: str, *, actor) -> Membership:

@@ -1,13 +1,14 @@
 """Tenant admin pages: members and roles, API keys (shown once), redaction patterns, retention."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions_app.dashboard.forms import ApiKeyForm, MemberForm, RedactionPatternsForm, RetentionForm, RoleForm
-from sessions_app.models import ApiKey, Membership, Role
+from sessions_app.dashboard.forms import ApiKeyForm, InvitationForm, RedactionPatternsForm, RetentionForm, RoleForm
+from sessions_app.models import ApiKey, Invitation, Membership, Role
 from sessions_app.tenancy import administration as tenant_admin
 from sessions_app.tenancy import api_keys as api_key_service
 from sessions_app.tenancy.permissions import (
@@ -17,7 +18,7 @@ from sessions_app.tenancy.permissions import (
     get_membership_for_member,
     member_view,
 )
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
 from sessions_app.transcripts import retention as retention_service
 
 _NEW_INVITE = "sessiondesk_new_invite"
@@ -26,40 +27,49 @@ _NEW_INVITE = "sessiondesk_new_invite"
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_MEMBERS)
 def members(request: MemberRequest) -> HttpResponse:
-    """Members and roles; an admin invites someone new, and the one-time set-password link is shown once after
-    the redirect (post/redirect/get: a reload invites nobody again)."""
-    form = MemberForm(request.POST or None)
+    """Members, roles and open invitations. An admin creates an invitation and its one-time link is shown once
+    after the redirect (post/redirect/get: a reload invites nobody again)."""
+    form = InvitationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            membership = tenant_admin.invite_member(
-                request.tenant, form.cleaned_data["username"], form.cleaned_data["role"], actor=request.user
-            )
-        except tenant_admin.AdminError as error:
-            form.add_error(None, str(error))
-        else:
-            link = request.build_absolute_uri(tenant_admin.invite_path(membership.user))
-            request.session[_NEW_INVITE] = {"pk": membership.pk, "link": link}
-            return redirect("members")
-    invited: Membership | None = None
+        invitation, raw = tenant_admin.create_invitation(
+            request.tenant, form.cleaned_data["role"], form.cleaned_data["note"], actor=request.user
+        )
+        link = request.build_absolute_uri(reverse("invitation-link", args=[raw]))
+        request.session[_NEW_INVITE] = {"pk": invitation.pk, "link": link}
+        return redirect("members")
+    invited: Invitation | None = None
     invite_link: str | None = None
     pending = request.session.pop(_NEW_INVITE, None)
     if pending:
-        invited = scoped(Membership, request.tenant).select_related("user").filter(pk=pending["pk"]).first()
+        invited = scoped(Invitation, request.tenant).filter(pk=pending["pk"]).first()
         invite_link = pending["link"] if invited else None
     rows = scoped(Membership, request.tenant).select_related("user").order_by("user__username")
+    open_invitations = scoped(Invitation, request.tenant).filter(
+        accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
+    ).order_by("-created_at", "-pk")
     context = {
         "section": "admin",
         "tab": "members",
         "form": form,
         "rows": rows,
         "roles": Role.choices,
+        "invitations": open_invitations,
         "invited": invited,
         "invite_link": invite_link,
-        "invite_days": settings.PASSWORD_RESET_TIMEOUT // 86400,
+        "invite_days": tenant_admin.INVITATION_DAYS,
     }
     response = render(request, "admin_members.html", context, status=400 if form.errors else 200)
     response["Cache-Control"] = "no-store"  # the link is in this one response only
     return response
+
+
+@require_POST
+@member_view(Action.MANAGE_MEMBERS)
+def withdraw_invitation(request: MemberRequest, pk: int) -> HttpResponse:
+    invitation = get_scoped_or_404(Invitation, request.tenant, pk=pk)
+    tenant_admin.withdraw_invitation(invitation, actor=request.user)
+    messages.success(request, "Withdrew the invitation; its link no longer works.")
+    return redirect("members")
 
 
 @require_POST

@@ -1,16 +1,21 @@
-"""Login (axes lockout), the tenant switcher and the home redirect; logout and password change are Django's."""
+"""Login (axes lockout), accepting an invitation, the tenant switcher and the home redirect; logout and password
+change are Django's."""
 
 from django.contrib import messages
+from django.contrib.auth import login as auth_login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView, PasswordResetConfirmView
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.views import LoginView
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
-from django.shortcuts import redirect
-from django.urls import reverse_lazy
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from sessions_app.tenancy import administration as tenant_admin
 from sessions_app.tenancy.login_lockout import serialized
-from sessions_app.tenancy.permissions import switch_tenant
+from sessions_app.tenancy.permissions import SESSION_TENANT_KEY, switch_tenant
 
 _login = LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True)
 
@@ -24,18 +29,50 @@ def login(request: HttpRequest) -> HttpResponseBase:
         return _login(request)
 
 
-class AcceptInvite(PasswordResetConfirmView):
-    """An invite link (sessions_app.tenancy.administration.invite_path): the invited person sets a password and
-    is logged in. Django's token view: the token leaves the URL for the session first, and stops working once
-    the password is set."""
-
-    template_name = "registration/invite_accept.html"
-    success_url = reverse_lazy("conversations")
-    post_reset_login = True
-    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+_INVITATION = "sessiondesk_invitation"
 
 
-accept_invite = AcceptInvite.as_view()
+@require_GET
+def invitation_link(request: HttpRequest, token: str) -> HttpResponse:
+    """The link an admin sent: the token moves into the session and leaves the address bar (and any Referer)."""
+    try:
+        tenant_admin.open_invitation(token)
+    except tenant_admin.InvitationUnusable as error:
+        return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
+    request.session[_INVITATION] = token
+    return redirect("invitation")
+
+
+@require_http_methods(["GET", "POST"])
+def invitation(request: HttpRequest) -> HttpResponse:
+    """Accept an invitation: someone signed in joins with one button; anyone else picks a username and a password
+    (Django's UserCreationForm) and joins, in one transaction, or signs in first to join with an account they have."""
+    token = request.session.get(_INVITATION, "")
+    try:
+        invited = tenant_admin.open_invitation(token)
+    except tenant_admin.InvitationUnusable as error:
+        return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
+    signed_in = request.user.is_authenticated
+    form: UserCreationForm | None = None if signed_in else UserCreationForm(request.POST or None)
+    if request.method == "POST" and (form is None or form.is_valid()):
+        try:
+            with transaction.atomic():
+                new_user = None if form is None else form.save()
+                membership = tenant_admin.accept_invitation(token, new_user or request.user)
+        except tenant_admin.InvitationUnusable as error:
+            return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
+        except IntegrityError:  # the name was taken between the form's check and the insert
+            assert form is not None
+            form.add_error("username", "A user with that username already exists.")
+        else:
+            if new_user is not None:
+                auth_login(request, new_user, backend="django.contrib.auth.backends.ModelBackend")
+            request.session.pop(_INVITATION, None)
+            request.session[SESSION_TENANT_KEY] = membership.tenant_id
+            messages.success(request, f"You joined {membership.tenant.name} as {membership.role}.")
+            return redirect("conversations")
+    context = {"invited": invited, "form": form, "login_url": f"{reverse('login')}?next={reverse('invitation')}"}
+    return render(request, "registration/invitation.html", context, status=400 if form and form.errors else 200)
 
 
 @login_required
