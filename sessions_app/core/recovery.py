@@ -30,7 +30,10 @@ snapshot starts with the first request instead, the overlap is found to be zero 
 A run's first snapshot continues the earlier lineage whose tail ends furthest into it (a run continued through
 `message_history`), else the one whose beginning it shares most (a fork). Inherited messages are therefore
 not counted twice, while a genuinely repeated message (the same "continue" exchange in two runs) is new
-content after the tail and is kept. Only `complete` snapshots contribute; `interrupted` ones are for
+content after the tail and is kept. Those lineages are found by lookup (by their last and first messages), never
+by a scan of every earlier run, so a new run costs the same in a conversation of 10 runs or 5,000. A run whose
+first message it stamped itself and that walks nothing of an earlier lineage is a run of its own. Only
+`complete` snapshots contribute; `interrupted` ones are for
 inspection only. A pruned store yields what survives, never an error.
 
 Messages are matched on `message_hash`, a content hash that ignores the fields pydantic-ai stamps later.
@@ -333,11 +336,11 @@ class _Entry:
         return self._part_keys
 
 
-@dataclass
+@dataclass(eq=False)
 class _RunState:
+    order: int  # when the run's first snapshot was folded: later runs are more recent
     lineage: list[int] = field(default_factory=list)  # positions of the run's logical (uncompacted) history
     live: set[int] = field(default_factory=set)  # positions in its latest complete snapshot
-    positions: set[int] = field(default_factory=set)  # the lineage as a set
 
 
 @dataclass(frozen=True)
@@ -348,6 +351,7 @@ class _Alignment:
     matches: list[tuple[int, int | None]]
     tail_from: int
     reached: int = 0  # without a tail: how many leading lineage messages the snapshot continues from
+    copies: int = 0  # of the matches, lineage requests merely found again in a kept prefix (not walked in order)
 
     @property
     def score(self) -> tuple[int, int, int]:
@@ -412,7 +416,8 @@ def _align(
             kept, _, _ = _leading_match(lineage[: len(lineage) - k], entries, messages[:start], hashes[:start])
             return _block_alignment(lineage, k, start, kept)
     leading, used, reached = _leading_match(lineage, entries, messages, hashes)
-    return _Alignment(0, leading + _copies_in_prefix(lineage, entries, messages[:used], leading), used, reached)
+    copies = _copies_in_prefix(lineage, entries, messages[:used], leading)
+    return _Alignment(0, leading + copies, used, reached, copies=len(copies))
 
 
 def _copies_in_prefix(
@@ -457,7 +462,9 @@ def _choose_base(
     entries: Sequence[_Entry],
     messages: Sequence[ModelMessage],
     hashes: list[str],
-    candidate: Callable[[_RunState], bool] | None = None,
+    *,
+    candidates: Sequence[_RunState] | None = None,
+    tails_from: Callable[[int], Sequence[_RunState]] | None = None,
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
 
@@ -467,29 +474,44 @@ def _choose_base(
     without any tail, the longest leading match (a fork from an earlier point, or a continuation whose
     inherited tail compaction dropped); ties keep the most recent run.
 
-    `candidate`, when given, says which lineages can align with a tail or a leading match at all; the others
-    are passed over (they are still counted as seen, so which lineages are compared does not change).
+    Found by lookup, not by a scan of every earlier run: `candidates` (most recent first) are the only lineages
+    considered, for a snapshot that can only continue one of them; `tails_from(t)` gives, most recent first,
+    the lineages whose last message occurs in the snapshot at index `t` or later. Once the most recent lineage
+    aligned with a tail ending at `t`, only those can beat it: a tail of a lineage ends at an occurrence of its
+    last message. Without either (or without a tail to start from), every lineage is aligned.
     """
     best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
     last_index = {key: index for index, key in enumerate(hashes)}
-    for state in reversed(previous):
+
+    def consider(state: _RunState) -> None:
+        nonlocal best
         key = tuple(state.lineage[-1:]) + (len(state.lineage),)
         if key in seen:
-            continue  # the same lineage as a more recent run
+            return  # the same lineage as a more recent run
         seen.add(key)
-        if candidate is not None and not candidate(state):
-            continue
         if best is not None and best[1].block and state.lineage:
-            # A tail of this lineage ends at an occurrence of its last message; none later than the best
-            # alignment's end can beat it.
+            # None ending before the best alignment's end can beat it.
             if last_index.get(entries[state.lineage[-1]].hash, -1) + 1 <= best[1].tail_from:
-                continue
+                return
         alignment = _align(state.lineage, entries, messages, hashes, new_run=True)
         # Even with nothing matched, the most recent run's alignment counts: it may have used up leading
         # messages compaction rewrote (a system prompt split off the first request).
         if best is None or alignment.score > best[1].score:
             best = (state.lineage, alignment)
+
+    if candidates is not None:
+        for state in candidates:
+            consider(state)
+    elif tails_from is not None and previous:
+        consider(previous[-1])
+        assert best is not None
+        rest: Iterable[_RunState] = tails_from(best[1].tail_from) if best[1].block else reversed(previous)
+        for state in rest:
+            consider(state)
+    else:
+        for state in reversed(previous):
+            consider(state)
     return best or ([], _Alignment(0, [], 0))
 
 
@@ -573,6 +595,15 @@ class FoldChange:
     artifacts: tuple[RecoveredMessage, ...]
 
 
+def _enter[K](lookup: dict[K, dict[int, _RunState]], key: K, state: _RunState, remove: bool) -> None:
+    if not remove:
+        lookup.setdefault(key, {})[state.order] = state
+        return
+    del lookup[key][state.order]
+    if not lookup[key]:
+        del lookup[key]
+
+
 class RecoveryFold:
     """Recovery as a fold over snapshots in order: `recover_conversation` feeds it every snapshot from scratch,
     and a store that keeps a fold can feed it only the next snapshot, getting the same record.
@@ -592,8 +623,11 @@ class RecoveryFold:
         self._drop_count: dict[int, int] = {}  # how many runs' lineages hold a position their live history lacks
         self.last_run: str | None = None
         self.snapshots_folded = 0
-        self._positions_of: dict[str, list[int]] = {}  # message hash -> record positions holding it
-        self._positions_of_part: dict[str, list[int]] = {}  # a request's later part keys -> positions
+        # Lookups that find the lineages a run's first snapshot can continue without a scan of every run:
+        # by the hash of a lineage's last message, and by its first message (a request's part keys).
+        self._by_last: dict[str, dict[int, _RunState]] = {}
+        self._by_opening: dict[tuple[str, ...], dict[int, _RunState]] = {}
+        self._opening_lengths: Counter[int] = Counter()
         self.filter_candidates = True  # tests compare with False: every lineage aligned
 
     def apply(self, run_id: str, state: str, snapshot: Sequence[ModelMessage]) -> FoldChange:
@@ -630,14 +664,22 @@ class RecoveryFold:
         run_state = self._states.get(run_id)
         if run_state is None:
             one_run = _made_by_one_run(messages)
-            candidate = self._candidates(messages, hashes) if one_run and self.filter_candidates else None
-            lineage, alignment = _choose_base(self._finished, entries, messages, hashes, candidate)
-            if not alignment.block and not alignment.matches and one_run:
-                # Nothing of an earlier lineage is in the snapshot but, at most, a shared system prompt, and
-                # pydantic-ai stamped its first message with the same run as its last: a run of its own (the
-                # same agent started afresh), not a continuation whose compaction left only the first request.
+            if not self.filter_candidates:
+                lineage, alignment = _choose_base(self._finished, entries, messages, hashes)
+            elif one_run:
+                candidates = self._candidates(messages, hashes)
+                lineage, alignment = _choose_base(self._finished, entries, messages, hashes, candidates=candidates)
+            else:
+                lineage, alignment = _choose_base(
+                    self._finished, entries, messages, hashes, tails_from=lambda t: self._ending_in(hashes[t:])
+                )
+            if not alignment.block and len(alignment.matches) == alignment.copies and one_run:
+                # Nothing of an earlier lineage is walked in the snapshot (at most a shared system prompt, or a
+                # request found again in it), and pydantic-ai stamped its first message with the same run as
+                # its last: a run of its own (the same agent started afresh), not a continuation whose
+                # compaction left only the first request.
                 lineage, alignment = [], _Alignment(0, [], 0)
-            run_state = self._states[run_id] = _RunState()
+            run_state = self._states[run_id] = _RunState(order=len(self._finished))
             self._finished.append(run_state)
         else:
             lineage = run_state.lineage
@@ -660,16 +702,14 @@ class RecoveryFold:
         live = {position for position, _ in alignment.matches}
         for index in range(alignment.tail_from, len(messages)):
             entries.append(_Entry(messages[index], hashes[index], run_id))
-            self._positions_of.setdefault(hashes[index], []).append(len(entries) - 1)
-            for key in entries[-1].request_part_keys()[1:]:
-                self._positions_of_part.setdefault(key, []).append(len(entries) - 1)
             new_lineage.append(len(entries) - 1)
             live.add(len(entries) - 1)
-        run_state.positions = set(new_lineage)
 
         old_dropped = {p for p in run_state.lineage if p not in run_state.live}
         new_dropped = {p for p in new_lineage if p not in live}
+        self._index(run_state, remove=True)
         run_state.lineage, run_state.live = new_lineage, live
+        self._index(run_state)
         touched = {p: self.dropped(p) for p in old_dropped ^ new_dropped}
         for position in old_dropped - new_dropped:
             self._drop_count[position] -= 1
@@ -681,33 +721,44 @@ class RecoveryFold:
         flags = {p: self.dropped(p) for p, was in touched.items() if p < before and self.dropped(p) != was}
         return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
 
-    def _candidates(self, messages: Sequence[ModelMessage], hashes: Sequence[str]) -> Callable[[_RunState], bool]:
-        """Which earlier lineages can align with a snapshot made by one run (its own first message on).
+    def _opening(self, lineage: Sequence[int]) -> tuple[str, ...]:
+        entry = self.entries[lineage[0]]
+        return tuple(entry.part_keys()) if isinstance(entry.message, ModelRequest) else ("response", entry.hash)
 
-        Only a lineage holding one of the snapshot's messages can give a tail; only one whose first request's
-        parts open the snapshot can give a leading match, or one holding a later part of the snapshot's first
-        request a kept-prefix copy. Any other scores no block and no match, and for such a snapshot that means
-        a run of its own whichever lineage scored it: so they need no aligning.
-        """
-        shared = [p for h in set(hashes) for p in self._positions_of.get(h, ())]
-        if messages and isinstance(messages[0], ModelRequest):
-            later_parts = {_part_key(part) for part in messages[0].parts[1:]}
-            shared += [p for key in later_parts for p in self._positions_of_part.get(key, ())]
+    def _index(self, state: _RunState, *, remove: bool = False) -> None:
+        """Enter `state` in the lookups by its lineage's last and first messages (or take it out)."""
+        if not state.lineage:
+            return
+        opening = self._opening(state.lineage)
+        _enter(self._by_last, self.entries[state.lineage[-1]].hash, state, remove)
+        _enter(self._by_opening, opening, state, remove)
+        if opening[0] != "response":
+            self._opening_lengths[len(opening)] += -1 if remove else 1
+
+    def _ending_in(self, hashes: Sequence[str]) -> list[_RunState]:
+        """The lineages whose last message is one of `hashes`, most recent first."""
+        found: dict[int, _RunState] = {}
+        for key in set(hashes):
+            found.update(self._by_last.get(key, {}))
+        return [found[order] for order in sorted(found, reverse=True)]
+
+    def _candidates(self, messages: Sequence[ModelMessage], hashes: Sequence[str]) -> list[_RunState]:
+        """The earlier lineages a snapshot made by one run (its own first message on) can continue, most recent
+        first: only a lineage whose last message is in the snapshot can give a tail, and only one whose first
+        request's parts open the snapshot (or whose first message is the snapshot's first response) a leading
+        match. Any other walks nothing of the snapshot, which for such a snapshot means a run of its own."""
+        found: dict[int, _RunState] = {state.order: state for state in self._ending_in(hashes)}
         opening: list[str] = []
         for message in messages:
             if not isinstance(message, ModelRequest):
                 break
             opening.extend(_part_key(part) for part in message.parts)
-
-        def candidate(state: _RunState) -> bool:
-            if any(p in state.positions for p in shared):
-                return True
-            if not state.lineage:
-                return False
-            keys = self.entries[state.lineage[0]].request_part_keys()
-            return bool(keys) and opening[: len(keys)] == keys
-
-        return candidate
+        keys = {tuple(opening[:n]) for n, count in self._opening_lengths.items() if count and 0 < n <= len(opening)}
+        if messages and isinstance(messages[0], ModelResponse):
+            keys.add(("response", hashes[0]))
+        for key in keys:
+            found.update(self._by_opening.get(key, {}))
+        return [found[order] for order in sorted(found, reverse=True)]
 
     def dropped(self, position: int) -> bool:
         return position in self._drop_count

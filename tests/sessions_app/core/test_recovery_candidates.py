@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
+from sessions_app.core import recovery
 from sessions_app.core.recovery import RecoveryFold, RunInput, run_order
 from sessions_app.core.serialization import dump_message
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
@@ -55,3 +56,41 @@ def test_stress_conversations_and_runs_started_afresh(block):
 def test_many_independent_runs():
     runs, _ = independent_runs(60)
     assert_same_record(runs)
+
+
+class WatchedRuns(list):
+    """The fold's runs, noting every walk over them."""
+
+    walks = 0
+
+    def __iter__(self):
+        WatchedRuns.walks += 1
+        return super().__iter__()
+
+    def __reversed__(self):
+        WatchedRuns.walks += 1
+        return super().__reversed__()
+
+
+@pytest.mark.parametrize("earlier", [10, 300])
+def test_a_new_runs_first_snapshot_finds_its_lineages_by_lookup_not_by_a_scan(monkeypatch, earlier):
+    """Neither the runs walked nor the lineages aligned grow with the runs before."""
+    runs, _ = independent_runs(earlier + 1)
+    fold = RecoveryFold()
+    for run in runs[:earlier]:
+        for snapshot in run.snapshots:
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+    aligned = []
+    real = recovery._align
+
+    def counting(lineage, *args, **kwargs):
+        aligned.append(lineage)
+        return real(lineage, *args, **kwargs)
+
+    monkeypatch.setattr(recovery, "_align", counting)
+    fold._finished = WatchedRuns(fold._finished)
+    WatchedRuns.walks = 0
+    first = runs[earlier].snapshots[0]
+    fold.apply(runs[earlier].run_id, first.state, first.messages)
+    assert WatchedRuns.walks == 0
+    assert len(aligned) <= 1
