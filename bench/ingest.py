@@ -1,7 +1,10 @@
 """Ingestion on PostgreSQL, as agents and imports drive it.
 
     .venv/bin/python bench/ingest.py import [--runs 1000] [--trials 3]     bulk import throughput and storage
-    .venv/bin/python bench/ingest.py posts [--sizes 10,100,1000,5000]       one POST as a conversation grows
+    .venv/bin/python bench/ingest.py posts [--sizes 10,100,1000,5000] [--shape independent|compacted]
+                                                                            one POST as a conversation grows
+    .venv/bin/python bench/ingest.py harness-store [--runs 1000]            import_sessions of a harness store
+    .venv/bin/python bench/ingest.py import-memory [--messages 340000]      peak RSS importing a large tenant file
     .venv/bin/python bench/ingest.py writers [--writers 8]                  concurrent writers, aggregate
     .venv/bin/python bench/ingest.py big-snapshot [--messages 50000]        one huge snapshot: refused or audited
     (every command takes --database-url, default postgres://root@127.0.0.1:5432/sd_bench_ingest)
@@ -177,6 +180,42 @@ def _post(client, key: str, payload: dict) -> float:
     return elapsed
 
 
+class CompactedThread:
+    """One conversation of runs threaded through `message_history`, each compacted by the harness's
+    `SlidingWindowCompaction`, recorded once by real agents (FunctionModel) and cached in bench/out/."""
+
+    def __init__(self, total_runs: int) -> None:
+        cache = ROOT / "bench" / "out" / f"compacted-thread-{total_runs}.jsonl"
+        if not cache.exists():
+            from dataclasses import replace
+
+            from pydantic_ai_harness.step_persistence import InMemoryStepStore
+
+            from sessions_app.demo.plans import generate_conversations
+            from sessions_app.demo.scenarios import record_plan, store_as_payloads
+
+            started = time.perf_counter()
+            plan = generate_conversations(1, seed=7, min_runs=total_runs, max_runs=total_runs)[0]
+            plan = replace(plan, compaction="sliding_window", max_messages=12, keep_messages=6)
+            store = InMemoryStepStore()
+            record_plan(plan, store, conversation_id="compacted-thread")
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with cache.open("w") as out:
+                for row in store_as_payloads(store):
+                    out.write(json.dumps(row) + "\n")
+            print(f"recorded {total_runs} compacted threaded runs in {time.perf_counter() - started:.1f} s -> {cache}")
+        by_run: dict[str, list[dict]] = {}
+        for line in cache.read_text().splitlines():
+            payload = json.loads(line)
+            by_run.setdefault(payload["run_id"], []).append(payload)
+        self._runs = list(by_run.values())
+        self.count = 0
+
+    def next_run(self) -> list[dict]:
+        self.count += 1
+        return self._runs[self.count - 1]
+
+
 def bench_posts(args: argparse.Namespace) -> None:
     """p95 of one POST (the first step of a new run, and the next step of the running run) at each size."""
     from django.test import Client
@@ -190,21 +229,25 @@ def bench_posts(args: argparse.Namespace) -> None:
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     _, key = create_api_key(tenant, "server")
     client = Client()
-    runs = Runs("grow")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    runs: Runs | CompactedThread = (
+        Runs("grow") if args.shape == "independent" else CompactedThread(max(sizes) + len(sizes) * args.samples)
+    )
     report = []
-    for size in [int(s) for s in args.sizes.split(",")]:
+    for size in sizes:
         while runs.count < size:  # grow in batches, as an import would
             batch = [p for _ in range(min(250, size - runs.count)) for p in runs.next_run()]
             ingest_snapshots(tenant, [parse_snapshot(p) for p in batch], source="server", via="import")
         first, following = [], []
         for _ in range(args.samples):
-            step_one, step_two = runs.next_run()
+            step_one, *later = runs.next_run()
             first.append(_post(client, key, step_one))
-            following.append(_post(client, key, step_two))
+            following.extend(_post(client, key, step) for step in later)
         row = {"runs": size, "new_run_first_step": _quantiles(first), "next_step": _quantiles(following)}
         print(json.dumps(row), flush=True)
         report.append(row)
-    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "posts": report}, indent=2))
+    summary = {"date": time.strftime("%Y-%m-%d %H:%M"), "shape": args.shape, "load": os.getloadavg(), "posts": report}
+    print(json.dumps(summary, indent=2))
 
 
 def bench_writers(args: argparse.Namespace) -> None:
@@ -267,6 +310,142 @@ def bench_writers(args: argparse.Namespace) -> None:
     print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "speedup": round(ratio, 2)}))
 
 
+def harness_store(runs: int) -> Path:
+    """A pydantic-ai-harness SqliteStepStore holding `runs` runs in one conversation, 10 messages each (a prompt,
+    four tool calls and their results, the answer), written by real agents through StepPersistence; cached."""
+    path = ROOT / "bench" / "out" / f"harness-{runs}.db"
+    if path.exists():
+        return path
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai_harness.step_persistence import SqliteStepStore, StepPersistence
+
+    def model(messages, info):
+        done = sum(isinstance(p, ToolReturnPart) for m in messages for p in m.parts)
+        if done < 4:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"item": f"part {done}"}, tool_call_id=f"c{done}")])
+        return ModelResponse(parts=[TextPart("All four parts are in stock.")])
+
+    agent = Agent(FunctionModel(model), system_prompt="You check stock.")
+
+    @agent.tool_plain
+    def lookup(item: str) -> str:
+        return f"{item}: 12 in stock"
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    store = SqliteStepStore(database=str(path))
+    for index in range(runs):
+        persistence = StepPersistence(store=store, agent_name="stock")
+        agent.run_sync(f"Is order {index} in stock?", conversation_id="one-conversation", capabilities=[persistence])
+    print(f"recorded {runs} runs into a harness SqliteStepStore in {time.perf_counter() - started:.1f} s -> {path}")
+    return path
+
+
+def bench_harness_store(args: argparse.Namespace) -> None:
+    """import_sessions of a harness store with `--runs` runs in one conversation, from empty tables."""
+    from django.core.management import call_command
+
+    from sessions_app.models import Tenant, TranscriptEntry
+
+    path = harness_store(args.runs)
+    timings = []
+    for _ in range(args.trials):
+        empty_tables()
+        Tenant.objects.create(slug="bench", name="Bench")
+        started = time.perf_counter()
+        call_command("import_sessions", "--tenant", "bench", str(path), verbosity=0)
+        timings.append(time.perf_counter() - started)
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "load": os.getloadavg(),
+        "runs": args.runs,
+        "transcript_messages": TranscriptEntry.objects.count(),
+        "trials_s": [round(t, 2) for t in timings],
+        "median_s": round(statistics.median(timings), 2),
+    }
+    print(json.dumps(report, indent=2))
+
+
+def tenant_file(messages: int) -> Path:
+    """A JSONL file of about `messages` received messages for one tenant: conversations of 10 independent runs,
+    each run's two snapshots (4 and 10 messages) as the API receives them. One real agent run (FunctionModel) is
+    the template; every run gets its own words, ids and tool-call ids, so nothing deduplicates."""
+    path = ROOT / "bench" / "out" / f"tenant-{messages}.jsonl"
+    if path.exists():
+        return path
+    template = json.loads(harness_template())
+    per_run = 14  # 4 + 10 messages received
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        for run in range(messages // per_run):
+            text = json.dumps(template).replace("ORDERID", f"call-{run}")
+            run_messages = json.loads(text.replace("ORDER", f"order {run} of batch {run * 7919 % 104729}"))
+            for step, count in ((1, 4), (4, 10)):
+                row = {
+                    "conversation_id": f"tenant-conv-{run // 10}",
+                    "run_id": f"tenant-run-{run}",
+                    "step": step,
+                    "started_at": f"2026-01-01T00:00:{run % 60:02d}Z",
+                    "messages": run_messages[:count],
+                }
+                out.write(json.dumps(row) + "\n")
+    return path
+
+
+def harness_template() -> str:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def model(messages, info):
+        done = sum(isinstance(p, ToolReturnPart) for m in messages for p in m.parts)
+        if done < 4:
+            call = ToolCallPart("lookup", {"item": f"ORDER part {done}"}, tool_call_id=f"ORDERID-{done}")
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("All four parts of ORDER are in stock and ship tomorrow.")])
+
+    agent = Agent(FunctionModel(model), system_prompt="You check stock.")
+
+    @agent.tool_plain
+    def lookup(item: str) -> str:
+        return f"{item}: 12 in stock"
+
+    result = agent.run_sync("Is ORDER in stock?")
+    return ModelMessagesTypeAdapter.dump_json(result.all_messages()).decode()
+
+
+def bench_import_memory(args: argparse.Namespace) -> None:
+    """Peak RSS of `manage.py import_sessions` on a large tenant file, in a process of its own."""
+    import resource
+    import subprocess
+
+    from sessions_app.models import Tenant, TranscriptEntry
+
+    path = tenant_file(args.messages)
+    empty_tables()
+    Tenant.objects.create(slug="bench", name="Bench")
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "import_sessions", "--tenant", "bench", str(path)],
+        check=True,
+        env={**os.environ, "DATABASE_URL": os.environ["DATABASE_URL"]},
+    )
+    elapsed = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "load": os.getloadavg(),
+        "file_mb": round(path.stat().st_size / 1e6, 1),
+        "messages_received": sum(len(json.loads(line)["messages"]) for line in path.open()),
+        "transcript_messages": TranscriptEntry.objects.count(),
+        "seconds": round(elapsed, 1),
+        "peak_rss_mb": round(peak_kib / 1024),
+    }
+    print(json.dumps(report, indent=2))
+
+
 def bench_big_snapshot(args: argparse.Namespace) -> None:
     """A snapshot of many short messages: refused by the documented cap, and the audit time under the cap."""
     from django.conf import settings
@@ -317,6 +496,13 @@ def main() -> None:
     posts = commands.add_parser("posts")
     posts.add_argument("--sizes", default="10,100,1000,5000")
     posts.add_argument("--samples", type=int, default=20)
+    posts.add_argument("--shape", choices=("independent", "compacted"), default="independent",
+                       help="independent runs, or one thread compacted by a sliding window")
+    memory = commands.add_parser("import-memory")
+    memory.add_argument("--messages", type=int, default=340_000)
+    harness = commands.add_parser("harness-store")
+    harness.add_argument("--runs", type=int, default=1000)
+    harness.add_argument("--trials", type=int, default=3)
     writers = commands.add_parser("writers")
     writers.add_argument("--writers", type=int, default=8)
     writers.add_argument("--posts", type=int, default=40, help="posts per writer")
@@ -324,9 +510,15 @@ def main() -> None:
     big.add_argument("--messages", type=int, default=50_000)
     args = parser.parse_args()
     setup(args.database_url)
-    {"import": bench_import, "posts": bench_posts, "writers": bench_writers, "big-snapshot": bench_big_snapshot}[
-        args.command
-    ](args)
+    commands_by_name = {
+        "import": bench_import,
+        "posts": bench_posts,
+        "harness-store": bench_harness_store,
+        "import-memory": bench_import_memory,
+        "writers": bench_writers,
+        "big-snapshot": bench_big_snapshot,
+    }
+    commands_by_name[args.command](args)
 
 
 if __name__ == "__main__":

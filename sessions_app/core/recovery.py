@@ -379,11 +379,12 @@ def _align(
     same short answer twice). With no such place, the longest tail is taken as is (a new run still needs
     something after it); with no tail at all, the leading messages the snapshot repeats are skipped.
     """
-    lineage_hashes = [entries[p].hash for p in lineage]
-    if lineage and hashes[: len(lineage)] == lineage_hashes and len(hashes) > len(lineage):
+    if lineage and len(hashes) > len(lineage) and hashes[: len(lineage)] == [entries[p].hash for p in lineage]:
         # The common case, no compaction since the last snapshot: it extends the lineage.
         return _block_alignment(lineage, len(lineage), 0, [])
-    blocks = tail_blocks(lineage_hashes, hashes)
+    # A tail found in the snapshot is no longer than the snapshot: only that much of the lineage is compared, so a
+    # compacted thread's step costs its snapshot, not its history.
+    blocks = tail_blocks([entries[p].hash for p in lineage[-len(hashes) :]], hashes) if hashes else []
     lineage_keys: set[str] | None = None
     best: tuple[tuple[int, int], _Alignment] | None = None
     for k, start in blocks:
@@ -705,20 +706,32 @@ class RecoveryFold:
             new_lineage.append(len(entries) - 1)
             live.add(len(entries) - 1)
 
-        old_dropped = {p for p in run_state.lineage if p not in run_state.live}
-        new_dropped = {p for p in new_lineage if p not in live}
+        if lineage is run_state.lineage and (alignment.block or alignment.reached <= 1):
+            # The run's lineage only grew: a position it held changes for it only where its liveness changed
+            # (what is appended is live), so the step costs its snapshot, not the run's history.
+            now_dropped = run_state.live - live
+            now_live = {p for p in live - run_state.live if p < before}
+        else:
+            old_dropped = {p for p in run_state.lineage if p not in run_state.live}
+            new_dropped = {p for p in new_lineage if p not in live}
+            now_dropped, now_live = new_dropped - old_dropped, old_dropped - new_dropped
         self._index(run_state, remove=True)
         run_state.lineage, run_state.live = new_lineage, live
         self._index(run_state)
-        touched = {p: self.dropped(p) for p in old_dropped ^ new_dropped}
-        for position in old_dropped - new_dropped:
-            self._drop_count[position] -= 1
-            if not self._drop_count[position]:
-                del self._drop_count[position]
-        for position in new_dropped - old_dropped:
-            self._drop_count[position] = self._drop_count.get(position, 0) + 1
         # New positions are written whole; of the earlier ones, only those whose flag really changed.
-        flags = {p: self.dropped(p) for p, was in touched.items() if p < before and self.dropped(p) != was}
+        flags: dict[int, bool] = {}
+        counts = self._drop_count
+        for position in now_live:
+            counts[position] -= 1
+            if not counts[position]:
+                del counts[position]
+                if position < before:
+                    flags[position] = False
+        for position in now_dropped:
+            count = counts.get(position, 0)
+            counts[position] = count + 1
+            if not count and position < before:
+                flags[position] = True
         return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
 
     def _opening(self, lineage: Sequence[int]) -> tuple[str, ...]:
