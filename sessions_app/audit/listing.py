@@ -87,6 +87,7 @@ class EventFilters:
     event_class: str = ""
     run_id: str = ""
     since: datetime | None = None
+    until: datetime | None = None
 
 
 def _before_id(cursor: str | None) -> int | None:
@@ -104,6 +105,7 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
         event_classes=[filters.event_class] if filters.event_class else [],
         run_id=filters.run_id,
         since=filters.since,
+        until=filters.until,
         before_id=_before_id(cursor),
         limit=PAGE_SIZE + 1,
     )
@@ -138,6 +140,7 @@ def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
             event_classes=[filters.event_class] if filters.event_class else [],
             run_id=filters.run_id,
             since=filters.since,
+            until=filters.until,
             before_id=before_id,
             limit=500,
         )

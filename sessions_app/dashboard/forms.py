@@ -23,6 +23,12 @@ def _end_of(day) -> datetime | None:
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
 
 
+def _check_range(data: dict[str, Any]) -> None:
+    since, until = data.get("since"), data.get("until")
+    if since and until and since > until:
+        raise forms.ValidationError("'From' must not be after 'Until'.")
+
+
 def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]) -> None:
     field = form.fields[name]
     assert isinstance(field, forms.ChoiceField)
@@ -49,9 +55,7 @@ class ConversationFilterForm(forms.Form):
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
         assert data is not None  # Form.clean returns cleaned_data
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("'From' must not be after 'Until'.")
+        _check_range(data)
         return data
 
     def filters(self) -> ConversationFilters:
@@ -140,6 +144,7 @@ class AuditEventFilterForm(forms.Form):
     event_class = forms.ChoiceField(required=False, label="Class")
     run_id = forms.CharField(required=False, max_length=200, label="Run id")
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
     def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
@@ -152,12 +157,19 @@ class AuditEventFilterForm(forms.Form):
             + [(value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])],
         )
 
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        _check_range(data)
+        return data
+
     def filters(self) -> EventFilters:
         data = self.cleaned_data
         return EventFilters(
             event_class=data.get("event_class") or "",
             run_id=(data.get("run_id") or "").strip(),
             since=_start_of(data.get("since")),
+            until=_end_of(data.get("until")),
         )
 
 

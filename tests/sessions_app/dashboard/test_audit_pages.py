@@ -133,3 +133,24 @@ def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_message_when_the_
     run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
     positions = audit_listing._positions_by_call_hash(world.acme, {run.pk})
     assert positions[(run.pk, hash_tool_call_id("conv-deploy-run-1-c2"))] == 3  # the call, before its result
+
+
+def test_events_are_narrowed_by_an_inclusive_until_date(world, as_role):
+    client = as_role("operator")
+    observed = AuditEvent.objects.filter(tenant=world.acme).order_by("observed_at").first().observed_at
+    day = observed.date().isoformat()
+    same_day = client.get(f"/audit/?since={day}&until={day}").content.decode()
+    assert "No audit events match." not in same_day
+    before = client.get("/audit/?until=2000-01-01").content.decode()
+    assert "No audit events match." in before
+
+
+def test_bad_or_reversed_dates_are_a_form_error_naming_the_field(world, as_role):
+    client = as_role("operator")
+    response = client.get("/audit/?until=2024-13-45")
+    assert response.status_code == 400
+    assert "Until: Enter a valid date." in response.content.decode()
+    response = client.get("/audit/?since=2025-02-01&until=2025-01-01")
+    assert response.status_code == 400
+    assert "&#x27;From&#x27; must not be after &#x27;Until&#x27;." in response.content.decode()
+    assert as_role("operator").get("/audit.csv?until=nope").status_code == 400
