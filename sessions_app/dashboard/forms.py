@@ -1,7 +1,7 @@
 """Dashboard forms: filters read from query strings, and the few forms that change something."""
 
 from collections.abc import Iterable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
@@ -171,6 +171,36 @@ class AuditEventFilterForm(forms.Form):
             since=_start_of(data.get("since")),
             until=_end_of(data.get("until")),
         )
+
+
+class OverviewRangeForm(forms.Form):
+    """The overview's days: both included, the last 30 days by default, at most MAX_DAYS."""
+
+    DEFAULT_DAYS = 30
+    MAX_DAYS = 366
+
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, today: date, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.today = today
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if self.errors:
+            return data
+        until = data.get("until") or self.today
+        since = data.get("since") or until - timedelta(days=self.DEFAULT_DAYS - 1)
+        data.update(since=since, until=until)
+        _check_range(data)
+        if (until - since).days + 1 > self.MAX_DAYS:
+            raise forms.ValidationError(f"Choose at most {self.MAX_DAYS} days.")
+        return data
+
+    def days(self) -> tuple[date, date]:
+        return self.cleaned_data["since"], self.cleaned_data["until"]
 
 
 class ReceiptForm(forms.Form):

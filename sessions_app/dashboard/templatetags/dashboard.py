@@ -25,3 +25,15 @@ def state_tone(state: str) -> str:
 def principal(principal_hash: str) -> str:
     """A principal as shown: the first digits of its keyed hash (the principal itself is never stored)."""
     return short_principal(principal_hash)
+
+
+@register.filter
+def percent(fraction: float | None) -> str:
+    """A share as shown in the overview: "12.5 %", or a dash when there was nothing to share."""
+    return "—" if fraction is None else f"{fraction * 100:.1f} %"
+
+
+@register.filter
+def count(value: float) -> str:
+    """A chart tick or value with thousands separators and no needless decimals."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
