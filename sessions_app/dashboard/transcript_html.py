@@ -6,7 +6,8 @@ of message text goes through `escape` (never trusted as markup); everything else
 The page around the messages stays a template (conversation.html), which includes this output.
 """
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
@@ -20,9 +21,21 @@ _BADGE_RECOVERED = (
 )
 _NO_RESULT = (
     '<div class="repair"><span class="label"><strong>No result recorded</strong></span><p class="small">'
-    "pydantic-ai's history repair would synthesize an \"interrupted\" return here before the next request. "
+    'pydantic-ai\'s history repair would synthesize an "interrupted" return here before the next request. '
     "That does not prove the tool never ran: check the destination before retrying.</p></div>"
 )
+
+
+@dataclass(frozen=True)
+class UnrecordedMark:
+    """An interrupted call only a snapshot holds, shown where the repair would insert its "interrupted" return."""
+
+    anchor: str
+    run_id: str
+    tool_name: str
+    detail: str
+    snapshot_url: str = ""  # for members who may open snapshots
+    audit_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,8 @@ class RenderOptions:
     revealed: int | None = None  # shown unmasked after an audited reveal
     reveal_csrf_token: str | None = None  # set only for members who may reveal
     reveal_url: str = ""  # the reveal URL with "{position}" where the message position goes
+    # Marks shown after the message at their position (the key), for calls the transcript does not hold.
+    unrecorded: Mapping[int, Sequence[UnrecordedMark]] = field(default_factory=dict)
 
 
 def _e(text: object) -> str:
@@ -149,6 +164,32 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
     )
 
 
+def render_unrecorded(mark: UnrecordedMark) -> str:
+    links = [
+        f'<a href="{_e(url)}">{label}</a>'
+        for url, label in ((mark.snapshot_url, "the interrupted snapshot"), (mark.audit_url, "the run's audit"))
+        if url
+    ]
+    return (
+        f'<aside class="msg repair-mark" id="{_e(mark.anchor)}" data-nav-item tabindex="-1" '
+        f'aria-label="Interrupted call of {_e(mark.tool_name)}"><div class="msg-head"><span class="role">Interrupted '
+        f'tool call</span><span class="badge bad">repair</span><span class="mono" title="{_e(mark.run_id)}">'
+        f'{_e(_short(mark.run_id, 16))}</span><a class="permalink" href="#{_e(mark.anchor)}" '
+        f'aria-label="Permalink to this interrupted call">#</a></div><div class="toolpair"><div class="repair">'
+        f'<span class="label">Tool call <code>{_e(mark.tool_name)}</code> · <strong>repair: synthesized '
+        '"interrupted" return</strong></span><p class="small">The run stopped after this call and before its result; '
+        "only an interrupted snapshot holds the call, so the recovered transcript does not. pydantic-ai's repair "
+        f'inserts an "interrupted" return here before the next request.</p><p class="small">{_e(mark.detail)}</p>'
+        + (f'<p class="small">See {" · ".join(links)}.</p>' if links else "")
+        + "</div></div></aside>"
+    )
+
+
 def render_messages(messages: list[MessageView], options: RenderOptions) -> SafeString:
     """The messages as one block of HTML; safe because every message-derived piece was escaped above."""
-    return mark_safe("\n".join(render_message(message, options) for message in messages))  # noqa: S308
+    pieces = []
+    for message in messages:
+        pieces.append(render_message(message, options))
+        if not message.summary_artifact:
+            pieces.extend(render_unrecorded(mark) for mark in options.unrecorded.get(message.position, ()))
+    return mark_safe("\n".join(pieces))  # noqa: S308

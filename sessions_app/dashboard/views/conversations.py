@@ -5,17 +5,19 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
+from sessions_app.audit.repair_places import unrecorded_calls
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
-from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
+from sessions_app.dashboard.transcript_html import RenderOptions, UnrecordedMark, render_messages
 from sessions_app.models import Conversation
 from sessions_app.tenancy.permissions import (
     Action,
@@ -81,11 +83,33 @@ def _int_param(request: MemberRequest, name: str) -> int | None:
         return None
 
 
+def _unrecorded_marks(request: MemberRequest, conversation: Conversation) -> dict[int, list[UnrecordedMark]]:
+    marks: dict[int, list[UnrecordedMark]] = {}
+    for call in unrecorded_calls(request.tenant, conversation):
+        if call.place.position is None:
+            continue  # an empty transcript: the repairs page still links the snapshot
+        seq = call.place.snapshot_seq
+        marks.setdefault(call.place.position, []).append(
+            UnrecordedMark(
+                anchor=call.place.anchor,
+                run_id=call.run_id,
+                tool_name=call.tool_name,
+                detail=call.detail,
+                snapshot_url=reverse("snapshot-diff", args=[call.run_id, seq])
+                if seq is not None and Action.VIEW_SNAPSHOTS in request.grants
+                else "",
+                audit_url=reverse("run-audit", args=[call.run_id]) if Action.VIEW_AUDIT in request.grants else "",
+            )
+        )
+    return marks
+
+
 def _render_options(request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None):
     may_reveal = Action.REVEAL_CREDENTIALS in request.grants
     # Built once per page, not once per message; the position goes where the placeholder is.
     reveal_url = conversation_url(conversation.external_id) + "reveal/{position}"
     return RenderOptions(
+        unrecorded=_unrecorded_marks(request, conversation),
         conversation_pk=conversation.pk,
         highlighted=at,
         revealed=revealed,
