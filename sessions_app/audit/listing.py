@@ -86,6 +86,32 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
     return events, None
 
 
+@dataclass(frozen=True)
+class EventPlace:
+    conversation_id: str
+    run_id: str
+    place: RepairPlace
+
+
+def event_places(tenant: Tenant, events: list[AuditEvent]) -> dict[int, EventPlace]:
+    """Event pk → where the tool call it records sits (message, in-place mark, snapshot), for events naming one."""
+    with_calls = [event for event in events if event.tool_call_hash and event.run_id]
+    if not with_calls:
+        return {}
+    runs = {
+        run_id: (pk, conversation_id)
+        for run_id, pk, conversation_id in scoped(Run, tenant)
+        .filter(run_id__in={event.run_id for event in with_calls})
+        .values_list("run_id", "pk", "conversation__external_id")
+    }
+    places = repair_places(tenant, [(runs[e.run_id][0], e.tool_call_hash) for e in with_calls if e.run_id in runs])
+    return {
+        event.pk: EventPlace(runs[event.run_id][1], event.run_id, places[(runs[event.run_id][0], event.tool_call_hash)])
+        for event in with_calls
+        if event.run_id in runs
+    }
+
+
 CSV_COLUMNS = (
     "observed_at",
     "event_class",

@@ -37,3 +37,9 @@ def percent(fraction: float | None) -> str:
 def count(value: float) -> str:
     """A chart tick or value with thousands separators and no needless decimals."""
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+@register.filter
+def get_place(places: dict, pk: int) -> object:
+    """The entry of a dict keyed by row id (templates cannot index by a variable)."""
+    return places.get(pk)

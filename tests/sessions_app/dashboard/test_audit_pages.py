@@ -184,3 +184,15 @@ def test_bad_or_reversed_dates_are_a_form_error_naming_the_field(world, as_role)
     assert response.status_code == 400
     assert "&#x27;From&#x27; must not be after &#x27;Until&#x27;." in response.content.decode()
     assert as_role("operator").get("/audit.csv?until=nope").status_code == 400
+
+
+def test_an_event_recording_a_repair_links_to_its_place_and_snapshot(world, as_role):
+    client = as_role("operator")
+    page = client.get("/audit/?event_class=interrupted_synthesized").content.decode()
+    link = re.search(
+        r'<a class="event-message" href="(/c/conv-deploy/\?at=\d+#interrupted-[0-9a-f]+)">in place</a>', page
+    )
+    assert link
+    assert re.search(r'<a class="event-snapshot" href="/r/conv-deploy-run-3/snapshots/\d+/diff">snapshot #', page)
+    anchor = link.group(1).split("#")[1]
+    assert f'id="{anchor}"' in client.get(link.group(1).replace("&amp;", "&")).content.decode()
