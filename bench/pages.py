@@ -290,6 +290,24 @@ def time_requests(client, urls: list[str], repeat: int, headers: dict | None = N
     }
 
 
+def time_sequence(client, requests: list[tuple[str, dict]], repeat: int) -> dict:
+    """Server time of requests made one after another (a page and the fragment it loads), summed per round."""
+    for url, headers in requests:
+        assert client.get(url, **headers).status_code == 200, url
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        for url, headers in requests:
+            assert client.get(url, **headers).status_code == 200, url
+        samples.append((time.perf_counter() - started) * 1000)
+    return {
+        "requests": repeat,
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(percentile(samples, 0.95), 1),
+        "max_ms": round(max(samples), 1),
+    }
+
+
 def deep_cursor(position: int) -> str:
     from sessions_app.dashboard.conversation_list import encode_cursor
     from sessions_app.models import Conversation
@@ -354,12 +372,31 @@ def list_phase(args) -> dict:
     transcript_reading.WINDOW = 1000
     timeline = Conversation.objects.get(external_id=TIMELINE_ID)
     report["timeline_runs"] = timeline.runs.count()
-    name = f"conversation with its timeline, {report['timeline_runs']} runs"
-    if not args.only or args.only in name:
-        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/"], n)
+    runs = report["timeline_runs"]
+    page_url, fragment_url = f"/c/{timeline.external_id}/", f"/c/{timeline.external_id}/timeline"
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    cases = {
+        # The page a browser opens: the transcript, with the timeline loading right after it as a fragment.
+        f"conversation page, {runs} runs (its timeline loads after)": ([page_url], {}),
+        f"its timeline fragment, {runs} runs": ([fragment_url], htmx),
+        # Without JavaScript (or from a link into the timeline) the page renders the timeline in place.
+        f"conversation with its timeline in place, {runs} runs (?timeline=inline)": (
+            [page_url + "?timeline=inline"],
+            {},
+        ),
+        f"conversation with its timeline in place, {runs} runs, every run shown (?runs=all)": (
+            [page_url + "?runs=all"],
+            {},
+        ),
+    }
+    for name, (urls, headers) in cases.items():
+        if args.only and args.only not in name:
+            continue
+        report["results"][name] = time_requests(client, urls, n, headers)
         print(f"  {name}: {report['results'][name]}", flush=True)
-        name = f"conversation with its timeline, {report['timeline_runs']} runs, every run shown (?runs=all)"
-        report["results"][name] = time_requests(client, [f"/c/{timeline.external_id}/?runs=all"], n)
+    name = f"page then its timeline fragment, {runs} runs (both requests, server time summed)"
+    if not args.only or args.only in name:
+        report["results"][name] = time_sequence(client, [(page_url, {}), (fragment_url, htmx)], n)
         print(f"  {name}: {report['results'][name]}", flush=True)
     return report
 

@@ -32,6 +32,7 @@ urlpatterns = [
     # end with "/" and action URLs do not, so a greedy id never swallows an action. Old numeric URLs redirect.
     path("c/<path:conversation_id>/", conversations.conversation_page, name="conversation"),
     path("c/<path:conversation_id>/reveal/<int:position>", conversations.reveal_message, name="reveal-message"),
+    path("c/<path:conversation_id>/timeline", conversations.conversation_timeline, name="conversation-timeline"),
     path("c/<path:conversation_id>/export", export.export_one, name="export-conversation"),
     path("c/<path:conversation_id>/reaudit", operations.reaudit, name="reaudit-conversation"),
     path("c/<path:conversation_id>/reindex", operations.reindex, name="reindex-conversation"),

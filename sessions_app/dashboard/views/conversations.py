@@ -155,6 +155,11 @@ def _conversation_context(
     }
 
 
+# Parameters that ask for the timeline itself (a run's steps, every run, or the timeline without JavaScript):
+# the page then renders it in place, so the anchor they carry lands on its row.
+TIMELINE_PARAMS = ("timeline", "steps", "runs")
+
+
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
 def conversation_page(request: MemberRequest, conversation_id: str) -> HttpResponse:
@@ -162,7 +167,23 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
     context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
     if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
-    return render(request, "conversation.html", _with_timeline(request, context))
+    if any(name in request.GET for name in TIMELINE_PARAMS):
+        context = _with_timeline(request, context)
+    # Otherwise the page comes without its timeline, which loads as a fragment right after (conversation_timeline):
+    # the transcript shows without waiting for every run's steps, and without JavaScript a link shows it.
+    return render(request, "conversation.html", context)
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def conversation_timeline(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
+    """The runs timeline of a conversation page, as the fragment its page loads; opened as a page, the page
+    with its timeline in place."""
+    conversation = get_conversation_for_member(request, conversation_id)
+    if not wants_fragment(request):
+        return HttpResponseRedirect(f"{conversation_url(conversation.external_id)}?timeline=inline#timeline")
+    context = _with_timeline(request, {"conversation": conversation})
+    return render(request, "conversation.html#timeline", context)
 
 
 @require_POST
