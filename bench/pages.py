@@ -1,4 +1,5 @@
-"""Dashboard page budgets: server time of the conversation list, a long transcript and search as you type.
+"""Dashboard page budgets: server time of the conversation list, the overview, a long transcript, a conversation
+of 200 runs with its timeline and search as you type.
 
     .venv/bin/python bench/pages.py [--conversations 100000] [--search-messages 1000000] [--requests 60] \
         [--database postgres://root@127.0.0.1:5432/sd_bench_pages] \
@@ -350,6 +351,9 @@ def list_phase(args) -> dict:
         "list, agent = deploy_agent": ["/conversations/?agent=deploy_agent"],
         "list, one month": ["/conversations/?since=2026-03-01&until=2026-03-31"],
         "list, sorted by size": ["/conversations/?sort=largest"],
+        # Runs start over the year before 2026-11-01; the overview's cost follows the runs in its range.
+        "overview, 30 days": ["/overview/?since=2026-10-02&until=2026-10-31"],
+        "overview, a year (366 days)": ["/overview/?since=2025-11-01&until=2026-11-01"],
     }
     for name, urls in list_cases.items():
         if args.only and args.only not in name:

@@ -17,6 +17,7 @@ from django.db.models.functions import Cast, TruncDate
 from sessions_app.audit import gates
 from sessions_app.audit.verdict import ALL_VERDICTS
 from sessions_app.core.bar_charts import BarChart, days_between, stacked_bars
+from sessions_app.dashboard.overview_html import percent
 from sessions_app.models import Run, Tenant, TranscriptEntry
 from sessions_app.models.audit import AuditEvent
 from sessions_app.tenancy.scoping import scoped
@@ -41,6 +42,16 @@ class Day:
     @property
     def repair_rate(self) -> float | None:
         return self.repaired / self.runs if self.runs else None
+
+    @property
+    def iso(self) -> str:
+        return self.day.isoformat()
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[tuple[str, list[float | str]]]
 
 
 @dataclass(frozen=True)
@@ -89,9 +100,28 @@ class Overview:
         return self._chart([(v, [day.runs_by_verdict.get(v, 0) for day in self.days]) for v in self.verdicts])
 
     @property
-    def runs_table(self) -> list[tuple[Day, list[int]]]:
-        """Each day with its runs per verdict, in the order of `verdicts`."""
-        return [(day, [day.runs_by_verdict.get(v, 0) for v in self.verdicts]) for day in self.days]
+    def runs_table(self) -> Table:
+        return Table(
+            ["Day", *self.verdicts, "All"],
+            [(d.iso, [*(d.runs_by_verdict.get(v, 0) for v in self.verdicts), d.runs]) for d in self.days],
+        )
+
+    @property
+    def repairs_table(self) -> Table:
+        return Table(
+            ["Day", "Runs", "Repaired", "Rate"],
+            [(d.iso, [d.runs, d.repaired, percent(d.repair_rate)]) for d in self.days],
+        )
+
+    @property
+    def interrupted_table(self) -> Table:
+        return Table(["Day", "Interrupted calls"], [(d.iso, [d.interrupted]) for d in self.days])
+
+    @property
+    def tokens_table(self) -> Table:
+        return Table(
+            ["Day", "Input", "Output", "Cache read"], [(d.iso, [d.tokens[k] for k in TOKEN_KINDS]) for d in self.days]
+        )
 
     @cached_property
     def repairs_chart(self) -> BarChart:

@@ -1,8 +1,12 @@
 """Small template filters for the dashboard's badges."""
 
 from django import template
+from django.utils.safestring import SafeString
 
 from sessions_app.audit.gates import short_principal
+from sessions_app.core.bar_charts import BarChart
+from sessions_app.dashboard import overview_html
+from sessions_app.dashboard.overview import Table
 
 register = template.Library()
 
@@ -29,14 +33,23 @@ def principal(principal_hash: str) -> str:
 
 @register.filter
 def percent(fraction: float | None) -> str:
-    """A share as shown in the overview: "12.5 %", or a dash when there was nothing to share."""
-    return "—" if fraction is None else f"{fraction * 100:.1f} %"
+    return overview_html.percent(fraction)
 
 
 @register.filter
 def count(value: float) -> str:
-    """A chart tick or value with thousands separators and no needless decimals."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    """A total with thousands separators and no needless decimals."""
+    return overview_html.number(value)
+
+
+@register.simple_tag
+def svg_chart(chart: BarChart, chart_id: str, title: str) -> SafeString:
+    return overview_html.svg_chart(chart, chart_id, title)
+
+
+@register.simple_tag
+def number_table(table_id: str, table: Table) -> SafeString:
+    return overview_html.number_table(table_id, table.headers, table.rows)
 
 
 @register.filter

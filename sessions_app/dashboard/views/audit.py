@@ -13,9 +13,7 @@ from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_
 @require_GET
 @member_view(Action.VIEW_REPAIRS)
 def repairs(request: MemberRequest) -> HttpResponse:
-    return render(
-        request, "repairs.html", {"section": "repairs", "rows": audit_listing.repair_rows(request.tenant)}
-    )
+    return render(request, "repairs.html", {"section": "repairs", "rows": audit_listing.repair_rows(request.tenant)})
 
 
 def _event_form(request: MemberRequest) -> AuditEventFilterForm:

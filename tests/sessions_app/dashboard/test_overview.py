@@ -127,3 +127,17 @@ def test_an_outsider_sees_only_their_own_tenant(world, as_role):
     page = as_role("outsider").get("/overview/?since=2026-01-01&until=2026-01-31").content.decode()
     assert "weather_agent" not in page
     assert "deploy_agent" in page  # globex's own copy of the deploy plan
+
+
+def test_names_from_the_data_are_escaped_in_charts_and_tables(world, as_role):
+    Run.objects.create(
+        tenant=world.acme,
+        conversation=world.quiet,
+        run_id="escaped-run",
+        agent_name="<b>agent</b>",
+        state=RunState.COMPLETE,
+        started_at=world.quiet.runs.first().started_at,
+    )
+    page = as_role("support").get("/overview/?since=2026-01-01&until=2026-01-31").content.decode()
+    assert "<b>agent</b>" not in page and "&lt;b&gt;agent&lt;/b&gt;" in page
+    assert '<rect class="s-not-audited"' in page  # the run without a verdict is counted as such
