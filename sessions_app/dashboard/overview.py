@@ -6,6 +6,7 @@ conversation list's dates. Each query starts from the tenant's runs in the range
 index), so its cost follows the runs in the range, not the tenant's whole history.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
@@ -15,7 +16,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, TruncDate
 
 from sessions_app.audit import gates
-from sessions_app.audit.verdict import ALL_VERDICTS
+from sessions_app.audit.verdict import ALL_VERDICTS, INTERRUPTED_TOOL
 from sessions_app.core.bar_charts import BarChart, days_between, stacked_bars
 from sessions_app.dashboard.overview_html import percent
 from sessions_app.models import Run, Tenant, TranscriptEntry
@@ -68,6 +69,7 @@ class Overview:
     days: list[Day]
     verdicts: list[str]  # those present in the range, in the audit's priority order
     agents: list[Agent]
+    interrupted_tools: list[tuple[str, int]]  # tool name, interrupted calls; the most first
 
     @property
     def runs(self) -> int:
@@ -146,7 +148,7 @@ def _token_sum(key: str) -> Sum:
 
 
 def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
-    """The tenant's runs started from `first` to `last` (both included, UTC days), four grouped queries."""
+    """The tenant's runs started from `first` to `last` (both included, UTC days), in five queries."""
     start = datetime.combine(first, time.min, tzinfo=UTC)
     end = datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC)
     runs: QuerySet[Run] = scoped(Run, tenant).filter(started_at__gte=start, started_at__lt=end)
@@ -199,6 +201,15 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
         .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
         .order_by("-n", "agent_name")[:TOP_AGENTS]
     ]
+    # Which tools were interrupted: the findings of the range's repaired runs only (few; the list is JSON).
+    tools: Counter[str] = Counter()
+    for findings in runs.filter(repaired).values_list("verdict__findings", flat=True):
+        tools.update(
+            f.get("tool_name") or "(unnamed)"
+            for f in findings or ()
+            if f.get("gate") == gates.TOOL_PAIRING and f.get("code") == INTERRUPTED_TOOL
+        )
     present = {verdict for day in days.values() for verdict in day.runs_by_verdict}
     verdicts = [v for v in (*ALL_VERDICTS, NOT_AUDITED) if v in present]
-    return Overview(first, last, list(days.values()), verdicts, agents)
+    interrupted_tools = sorted(tools.items(), key=lambda item: (-item[1], item[0]))[:TOP_AGENTS]
+    return Overview(first, last, list(days.values()), verdicts, agents, interrupted_tools)

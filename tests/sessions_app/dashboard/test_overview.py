@@ -47,6 +47,7 @@ def test_the_overview_counts_every_run_verdict_and_token_of_the_tenant_only(worl
     assert overview.verdicts == sorted(set(stored.values()), key=overview.verdicts.index)
     assert overview.repaired == RunVerdict.objects.filter(tenant=world.acme, repair_count__gt=0).count() >= 1
     assert overview.interrupted == 1  # the deploy call of conv-deploy's third run
+    assert overview.interrupted_tools == [("deploy", 1)]
     assert overview.tokens("input") == _stored_tokens(world.acme, "input_tokens") > 0
     assert overview.tokens("output") == _stored_tokens(world.acme, "output_tokens") > 0
     assert {(agent.name, agent.runs) for agent in overview.agents} == {("deploy_agent", 3), ("weather_agent", 1)}
@@ -57,13 +58,13 @@ def test_runs_outside_the_range_are_not_counted(world):
     overview = tenant_overview(world.acme, first - timedelta(days=10), first - timedelta(days=1))
     assert len(overview.days) == 10
     assert overview.runs == overview.interrupted == overview.tokens("input") == 0
-    assert overview.agents == [] and overview.repair_rate is None
+    assert overview.agents == [] and overview.interrupted_tools == [] and overview.repair_rate is None
 
 
-def test_the_overview_is_four_queries_however_many_runs(world):
+def test_the_overview_is_five_queries_however_many_runs(world):
     with CaptureQueriesContext(connection) as one:
         tenant_overview(world.acme, DAY - timedelta(days=30), DAY + timedelta(days=30))
-    # Another month of runs for the same tenant outside the range, and many inside: still four queries.
+    # Fifty more runs of the same tenant outside the range: still five queries, none of them counted.
     conversation = world.quiet
     Run.objects.bulk_create(
         Run(
@@ -78,7 +79,7 @@ def test_the_overview_is_four_queries_however_many_runs(world):
     )
     with CaptureQueriesContext(connection) as more:
         overview = tenant_overview(world.acme, DAY - timedelta(days=30), DAY + timedelta(days=30))
-    assert len(one.captured_queries) == len(more.captured_queries) == 4
+    assert len(one.captured_queries) == len(more.captured_queries) == 5
     assert "old_agent" not in {agent.name for agent in overview.agents}
 
 

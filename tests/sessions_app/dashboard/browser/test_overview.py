@@ -32,6 +32,8 @@ def test_the_overview_charts_a_chosen_range_with_its_numbers_as_tables(live_worl
     assert table.is_visible()
     assert table.get_by_role("row", name="2026-01-05").get_by_role("cell").inner_text() == "1"
     assert table.get_by_role("row").count() == 11  # a header and one row per day
+    tools = page.locator("#interrupted-tools-table")
+    assert tools.get_by_role("row", name="deploy").get_by_role("cell").inner_text() == "1"
     agents = page.locator("#agents-table")
     assert agents.get_by_role("row", name="deploy_agent 3").is_visible()
     assert page.console_errors == []
