@@ -156,7 +156,7 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
     repaired = Q(verdict__repair_count__gt=0)
 
     for verdict_row in (
-        runs.annotate(day=TruncDate("started_at"))
+        runs.annotate(day=TruncDate("started_at", tzinfo=UTC))
         .values("day", "verdict__verdict")
         .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
         .order_by()
@@ -168,7 +168,10 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
 
     # An interrupted call is recorded once per run (the finding's key), under the run's id.
     run_day = Subquery(
-        scoped(Run, tenant).filter(run_id=OuterRef("run_id")).annotate(day=TruncDate("started_at")).values("day")[:1]
+        scoped(Run, tenant)
+        .filter(run_id=OuterRef("run_id"))
+        .annotate(day=TruncDate("started_at", tzinfo=UTC))
+        .values("day")[:1]
     )
     for event_row in (
         scoped(AuditEvent, tenant)
@@ -183,7 +186,7 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
     token_rows = (
         scoped(TranscriptEntry, tenant)
         .filter(run__in=runs, summary_artifact=False)
-        .annotate(day=TruncDate("run__started_at"))
+        .annotate(day=TruncDate("run__started_at", tzinfo=UTC))
         .values("day")
         .annotate(input=_token_sum("input"), output=_token_sum("output"), cache_read=_token_sum("cache_read"))
         .order_by()

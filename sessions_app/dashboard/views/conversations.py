@@ -1,5 +1,6 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -196,7 +197,8 @@ def reveal_message(request: MemberRequest, conversation_id: str, position: int) 
         raise Http404("No message at that position.")
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
     if wants_fragment(request):
-        options = _render_options(request, context["conversation"], position, position)
+        # The fragment replaces the message alone: a mark shown after it stays where it is, so none is added.
+        options = replace(_render_options(request, context["conversation"], position, position), unrecorded={})
         return HttpResponse(render_messages(shown, options))
     return render(request, "conversation.html", _with_timeline(request, context))
 
