@@ -12,7 +12,7 @@ def test_audit_event_filters_apply_on_change(live_world, login, page, live_serve
         page.get_by_label("Class").select_option("interrupted_synthesized")
     assert "event_class=interrupted_synthesized" in page.url
     assert page.get_by_label("Class").input_value() == "interrupted_synthesized"
-    runs = set(page.locator("tbody td.mono a").all_inner_texts())
+    runs = set(page.locator("tbody td.mono a[href*='run_id=']").all_inner_texts())
     assert runs == {"conv-deploy-run-3"}
     with page.expect_navigation():
         page.get_by_label("From").fill("2999-01-01")
