@@ -6,6 +6,7 @@ of message text goes through `escape` (never trusted as markup); everything else
 The page around the messages stays a template (conversation.html), which includes this output.
 """
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,10 +54,19 @@ def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def _time(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+@functools.lru_cache(maxsize=4096)
+def _e_repeated(text: str) -> str:
+    # Roles, role labels and run ids repeat on every message of a run: escaped once, not once per message.
+    return escape(text, quote=True)
+
+
+def _time(value: datetime | None) -> str:
     if value is None:
         return ""
-    return f'<time datetime="{_e(value.isoformat())}">{value.strftime(fmt)}</time>'
+    # An ISO time holds digits, '-', ':', '.', '+' and 'T' only: nothing to escape. Its first 19 characters are
+    # the shown "YYYY-MM-DD HH:MM:SS", without strftime's cost on every message.
+    iso = value.isoformat()
+    return f'<time datetime="{iso}">{iso[:10]} {iso[11:19]}</time>'
 
 
 def _short(text: str, length: int) -> str:
@@ -125,15 +135,17 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
     if message.summary_artifact:
         return _summary_artifact(message)
     p = message.position
-    classes = f"msg {_e(message.role)}"
+    classes = f"msg {_e_repeated(message.role)}"
     if message.only_paired_results:
         classes += " folded"
     if p == options.highlighted:
         classes += " hit"
-    head = [f'<span class="role">{_e(message.role_label)}</span>', f"<span>#{p}</span>"]
+    role_label = _e_repeated(message.role_label)
+    head = [f'<span class="role">{role_label}</span>', f"<span>#{p}</span>"]
     if message.timestamp:
         head.append(_time(message.timestamp))
-    head.append(f'<span class="mono" title="{_e(message.run_id)}">{_e(_short(message.run_id, 16))}</span>')
+    run_id = message.run_id
+    head.append(f'<span class="mono" title="{_e_repeated(run_id)}">{_e_repeated(_short(run_id, 16))}</span>')
     if message.recovered_from_compaction:
         head.append(_BADGE_RECOVERED)
     head.extend('<span class="badge bad">repair</span>' for _ in message.repairs)
@@ -160,7 +172,7 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         )
     return (
         f'<article class="{classes}" id="m-{p}" data-nav-item tabindex="-1" aria-label="Message {p}, '
-        f'{_e(message.role_label)}"><div class="msg-head">{"".join(head)}</div>{body}{reveal}</article>'
+        f'{role_label}"><div class="msg-head">{"".join(head)}</div>{body}{reveal}</article>'
     )
 
 
