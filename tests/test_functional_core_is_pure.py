@@ -19,6 +19,7 @@ PURE_MODULES = [
     "sessions_app.core.timeline",
     "sessions_app.core.snapshot_diff",
     "sessions_app.core.transcript_layout",
+    "sessions_app.core.bar_charts",
     "sessions_app.ingest.payloads",
     "sessions_app.demo.plans",
     "sessions_app.client.search",

@@ -7,15 +7,15 @@ pages need on top (links to runs, keyset cursors, CSV).
 import csv
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Max
 
 from sessions_app.audit import gates, service
-from sessions_app.audit.digests import hash_tool_call_id
+from sessions_app.audit.repair_places import RepairPlace, repair_places
 from sessions_app.audit.service import AuditReport, RepairRow
-from sessions_app.models import Run, Snapshot, Tenant, TranscriptEntry
+from sessions_app.models import Run, Tenant
 from sessions_app.models.audit import AuditEvent, Receipt, Wait
 from sessions_app.tenancy.scoping import scoped
 
@@ -31,31 +31,12 @@ class RepairLink:
     repair: RepairRow
     run_pk: int | None
     conversation_pk: int | None
-    position: int | None = None  # the transcript message holding the call (or the orphan result)
-    snapshot_seq: int | None = None  # the run's latest snapshot: the history the audit judged
-
-
-def _positions_by_call_hash(tenant: Tenant, run_pks: set[int]) -> dict[tuple[int, str], int]:
-    """(run pk, hashed tool-call id) → the first transcript position whose message has a part with that id,
-    from the rows' stored facts (no message body is read)."""
-    found: dict[tuple[int, str], int] = {}
-    rows = (
-        scoped(TranscriptEntry, tenant)
-        .filter(run_id__in=run_pks, summary_artifact=False)
-        .order_by("position")
-        .values_list("run_id", "position", "facts")
-    )
-    for run_pk, position, facts in rows:
-        for part in (facts or {}).get("parts") or ():
-            call_id = part.get("tool_call_id")
-            if call_id:
-                found.setdefault((run_pk, hash_tool_call_id(str(call_id))), position)
-    return found
+    place: RepairPlace | None = None  # the message holding the call (or orphan result), or its in-place mark
 
 
 def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
-    """The audit's repair list, each row with what its links need: run, conversation, the message in the
-    transcript that holds the call (or orphan result) and the run's latest snapshot (three queries for all rows)."""
+    """The audit's repair list, each row with what its links need: run, conversation, the place in the
+    transcript of the call (or orphan result) and the run's latest snapshot (a few queries for all rows)."""
     rows = service.list_repairs(tenant, limit=limit)
     pks = {
         run_id: (pk, conversation_pk)
@@ -63,22 +44,12 @@ def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
         .filter(run_id__in={row.run_id for row in rows})
         .values_list("run_id", "pk", "conversation_id")
     }
-    run_pks = {pk for pk, _ in pks.values()}
-    positions = _positions_by_call_hash(tenant, run_pks) if run_pks else {}
-    latest = dict(
-        scoped(Snapshot, tenant)
-        .filter(run_id__in=run_pks)
-        .values("run_id")
-        .annotate(seq=Max("seq"))
-        .values_list("run_id", "seq")
-    )
+    places = repair_places(tenant, [(pks[row.run_id][0], row.tool_call_hash) for row in rows if row.run_id in pks])
     links = []
     for row in rows:
         run_pk, conversation_pk = pks.get(row.run_id, (None, None))
-        position = positions.get((run_pk, row.tool_call_hash)) if run_pk is not None else None
-        links.append(
-            RepairLink(row, run_pk, conversation_pk, position, latest.get(run_pk) if run_pk is not None else None)
-        )
+        place = places.get((run_pk, row.tool_call_hash)) if run_pk is not None else None
+        links.append(RepairLink(row, run_pk, conversation_pk, place))
     return links
 
 
@@ -87,6 +58,7 @@ class EventFilters:
     event_class: str = ""
     run_id: str = ""
     since: datetime | None = None
+    until: datetime | None = None
 
 
 def _before_id(cursor: str | None) -> int | None:
@@ -104,6 +76,7 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
         event_classes=[filters.event_class] if filters.event_class else [],
         run_id=filters.run_id,
         since=filters.since,
+        until=filters.until,
         before_id=_before_id(cursor),
         limit=PAGE_SIZE + 1,
     )
@@ -111,6 +84,32 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
         events = events[:PAGE_SIZE]
         return events, str(events[-1].pk)
     return events, None
+
+
+@dataclass(frozen=True)
+class EventPlace:
+    conversation_id: str
+    run_id: str
+    place: RepairPlace
+
+
+def event_places(tenant: Tenant, events: list[AuditEvent]) -> dict[int, EventPlace]:
+    """Event pk → where the tool call it records sits (message, in-place mark, snapshot), for events naming one."""
+    with_calls = [event for event in events if event.tool_call_hash and event.run_id]
+    if not with_calls:
+        return {}
+    runs = {
+        run_id: (pk, conversation_id)
+        for run_id, pk, conversation_id in scoped(Run, tenant)
+        .filter(run_id__in={event.run_id for event in with_calls})
+        .values_list("run_id", "pk", "conversation__external_id")
+    }
+    places = repair_places(tenant, [(runs[e.run_id][0], e.tool_call_hash) for e in with_calls if e.run_id in runs])
+    return {
+        event.pk: EventPlace(runs[event.run_id][1], event.run_id, places[(runs[event.run_id][0], event.tool_call_hash)])
+        for event in with_calls
+        if event.run_id in runs
+    }
 
 
 CSV_COLUMNS = (
@@ -138,6 +137,7 @@ def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
             event_classes=[filters.event_class] if filters.event_class else [],
             run_id=filters.run_id,
             since=filters.since,
+            until=filters.until,
             before_id=before_id,
             limit=500,
         )
@@ -175,6 +175,14 @@ class RunAudit:
     owner_principal: str = ""  # keyed hashes, shown truncated
     run_principals: tuple[str, ...] = ()
     replay_events: tuple[AuditEvent, ...] = ()
+    places: dict[str, RepairPlace] = field(default_factory=dict)  # hashed tool-call id → its place
+    latest_snapshot_seq: int | None = None  # the history the audit judged
+
+    @property
+    def findings(self) -> list[tuple[dict[str, str], RepairPlace | None]]:
+        """Each finding with the place of its tool call, or (a finding about the whole history) the snapshot judged."""
+        judged = RepairPlace(None, "", False, self.latest_snapshot_seq)
+        return [(f, self.places.get(f.get("tool_call_hash", ""), judged)) for f in self.report.findings]
 
     @property
     def open_waits(self) -> list[Wait]:
@@ -189,9 +197,14 @@ def run_audit(tenant: Tenant, run: Run) -> RunAudit:
         scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
     ).first()
     principals = scoped(Snapshot, tenant).filter(run=run).exclude(principal_hash="")
+    report = service.audit_report(run)
+    hashes = {f["tool_call_hash"] for f in report.findings if f.get("tool_call_hash")}
+    places = repair_places(tenant, [(run.pk, h) for h in hashes])
     return RunAudit(
         run=run,
-        report=service.audit_report(run),
+        report=report,
+        places={h: places[(run.pk, h)] for h in hashes},
+        latest_snapshot_seq=scoped(Snapshot, tenant).filter(run=run).aggregate(seq=Max("seq"))["seq"],
         receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
         waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
         owner_principal=owner or "",

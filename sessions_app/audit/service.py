@@ -524,10 +524,12 @@ def list_audit_events(
     run_id: str = "",
     conversation_id: str = "",
     since: datetime | None = None,
+    until: datetime | None = None,
     before_id: int | None = None,
     limit: int = 50,
 ) -> list[AuditEvent]:
-    """The tenant's audit events, newest first, narrowed by class, run, conversation and time.
+    """The tenant's audit events, newest first, narrowed by class, run, conversation and time (`since`
+    inclusive, `until` exclusive).
 
     Paginate by passing the last row's id as `before_id`.
     """
@@ -544,6 +546,8 @@ def list_audit_events(
         events = events.filter(conversation_id=conversation_id)
     if since is not None:
         events = events.filter(observed_at__gte=since)
+    if until is not None:
+        events = events.filter(observed_at__lt=until)
     if before_id is not None:
         events = events.filter(id__lt=before_id)
     return list(events.order_by("-observed_at", "-id")[: max(1, min(limit, 500))])

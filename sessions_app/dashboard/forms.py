@@ -1,7 +1,7 @@
 """Dashboard forms: filters read from query strings, and the few forms that change something."""
 
 from collections.abc import Iterable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
@@ -21,6 +21,12 @@ def _start_of(day) -> datetime | None:
 def _end_of(day) -> datetime | None:
     # An inclusive "until" date: everything before the next midnight.
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+
+
+def _check_range(data: dict[str, Any]) -> None:
+    since, until = data.get("since"), data.get("until")
+    if since and until and since > until:
+        raise forms.ValidationError("'From' must not be after 'Until'.")
 
 
 def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]) -> None:
@@ -49,9 +55,7 @@ class ConversationFilterForm(forms.Form):
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
         assert data is not None  # Form.clean returns cleaned_data
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("'From' must not be after 'Until'.")
+        _check_range(data)
         return data
 
     def filters(self) -> ConversationFilters:
@@ -140,6 +144,7 @@ class AuditEventFilterForm(forms.Form):
     event_class = forms.ChoiceField(required=False, label="Class")
     run_id = forms.CharField(required=False, max_length=200, label="Run id")
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
     def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
@@ -152,13 +157,50 @@ class AuditEventFilterForm(forms.Form):
             + [(value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])],
         )
 
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        _check_range(data)
+        return data
+
     def filters(self) -> EventFilters:
         data = self.cleaned_data
         return EventFilters(
             event_class=data.get("event_class") or "",
             run_id=(data.get("run_id") or "").strip(),
             since=_start_of(data.get("since")),
+            until=_end_of(data.get("until")),
         )
+
+
+class OverviewRangeForm(forms.Form):
+    """The overview's days: both included, the last 30 days by default, at most MAX_DAYS."""
+
+    DEFAULT_DAYS = 30
+    MAX_DAYS = 366
+
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, today: date, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.today = today
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if self.errors:
+            return data
+        until = data.get("until") or self.today
+        since = data.get("since") or until - timedelta(days=self.DEFAULT_DAYS - 1)
+        data.update(since=since, until=until)
+        _check_range(data)
+        if (until - since).days + 1 > self.MAX_DAYS:
+            raise forms.ValidationError(f"Choose at most {self.MAX_DAYS} days.")
+        return data
+
+    def days(self) -> tuple[date, date]:
+        return self.cleaned_data["since"], self.cleaned_data["until"]
 
 
 class ReceiptForm(forms.Form):

@@ -6,7 +6,9 @@ of message text goes through `escape` (never trusted as markup); everything else
 The page around the messages stays a template (conversation.html), which includes this output.
 """
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
@@ -20,9 +22,21 @@ _BADGE_RECOVERED = (
 )
 _NO_RESULT = (
     '<div class="repair"><span class="label"><strong>No result recorded</strong></span><p class="small">'
-    "pydantic-ai's history repair would synthesize an \"interrupted\" return here before the next request. "
+    'pydantic-ai\'s history repair would synthesize an "interrupted" return here before the next request. '
     "That does not prove the tool never ran: check the destination before retrying.</p></div>"
 )
+
+
+@dataclass(frozen=True)
+class UnrecordedMark:
+    """An interrupted call only a snapshot holds, shown where the repair would insert its "interrupted" return."""
+
+    anchor: str
+    run_id: str
+    tool_name: str
+    detail: str
+    snapshot_url: str = ""  # for members who may open snapshots
+    audit_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -32,16 +46,27 @@ class RenderOptions:
     revealed: int | None = None  # shown unmasked after an audited reveal
     reveal_csrf_token: str | None = None  # set only for members who may reveal
     reveal_url: str = ""  # the reveal URL with "{position}" where the message position goes
+    # Marks shown after the message at their position (the key), for calls the transcript does not hold.
+    unrecorded: Mapping[int, Sequence[UnrecordedMark]] = field(default_factory=dict)
 
 
 def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def _time(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+@functools.lru_cache(maxsize=4096)
+def _e_repeated(text: str) -> str:
+    # Roles, role labels and run ids repeat on every message of a run: escaped once, not once per message.
+    return escape(text, quote=True)
+
+
+def _time(value: datetime | None) -> str:
     if value is None:
         return ""
-    return f'<time datetime="{_e(value.isoformat())}">{value.strftime(fmt)}</time>'
+    # An ISO time holds digits, '-', ':', '.', '+' and 'T' only: nothing to escape. Its first 19 characters are
+    # the shown "YYYY-MM-DD HH:MM:SS", without strftime's cost on every message.
+    iso = value.isoformat()
+    return f'<time datetime="{iso}">{iso[:10]} {iso[11:19]}</time>'
 
 
 def _short(text: str, length: int) -> str:
@@ -110,15 +135,17 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
     if message.summary_artifact:
         return _summary_artifact(message)
     p = message.position
-    classes = f"msg {_e(message.role)}"
+    classes = f"msg {_e_repeated(message.role)}"
     if message.only_paired_results:
         classes += " folded"
     if p == options.highlighted:
         classes += " hit"
-    head = [f'<span class="role">{_e(message.role_label)}</span>', f"<span>#{p}</span>"]
+    role_label = _e_repeated(message.role_label)
+    head = [f'<span class="role">{role_label}</span>', f"<span>#{p}</span>"]
     if message.timestamp:
         head.append(_time(message.timestamp))
-    head.append(f'<span class="mono" title="{_e(message.run_id)}">{_e(_short(message.run_id, 16))}</span>')
+    run_id = message.run_id
+    head.append(f'<span class="mono" title="{_e_repeated(run_id)}">{_e_repeated(_short(run_id, 16))}</span>')
     if message.recovered_from_compaction:
         head.append(_BADGE_RECOVERED)
     head.extend('<span class="badge bad">repair</span>' for _ in message.repairs)
@@ -145,10 +172,36 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         )
     return (
         f'<article class="{classes}" id="m-{p}" data-nav-item tabindex="-1" aria-label="Message {p}, '
-        f'{_e(message.role_label)}"><div class="msg-head">{"".join(head)}</div>{body}{reveal}</article>'
+        f'{role_label}"><div class="msg-head">{"".join(head)}</div>{body}{reveal}</article>'
+    )
+
+
+def render_unrecorded(mark: UnrecordedMark) -> str:
+    links = [
+        f'<a href="{_e(url)}">{label}</a>'
+        for url, label in ((mark.snapshot_url, "the interrupted snapshot"), (mark.audit_url, "the run's audit"))
+        if url
+    ]
+    return (
+        f'<aside class="msg repair-mark" id="{_e(mark.anchor)}" data-nav-item tabindex="-1" '
+        f'aria-label="Interrupted call of {_e(mark.tool_name)}"><div class="msg-head"><span class="role">Interrupted '
+        f'tool call</span><span class="badge bad">repair</span><span class="mono" title="{_e(mark.run_id)}">'
+        f'{_e(_short(mark.run_id, 16))}</span><a class="permalink" href="#{_e(mark.anchor)}" '
+        f'aria-label="Permalink to this interrupted call">#</a></div><div class="toolpair"><div class="repair">'
+        f'<span class="label">Tool call <code>{_e(mark.tool_name)}</code> · <strong>repair: synthesized '
+        '"interrupted" return</strong></span><p class="small">The run stopped after this call and before its result; '
+        "only an interrupted snapshot holds the call, so the recovered transcript does not. pydantic-ai's repair "
+        f'inserts an "interrupted" return here before the next request.</p><p class="small">{_e(mark.detail)}</p>'
+        + (f'<p class="small">See {" · ".join(links)}.</p>' if links else "")
+        + "</div></div></aside>"
     )
 
 
 def render_messages(messages: list[MessageView], options: RenderOptions) -> SafeString:
     """The messages as one block of HTML; safe because every message-derived piece was escaped above."""
-    return mark_safe("\n".join(render_message(message, options) for message in messages))  # noqa: S308
+    pieces = []
+    for message in messages:
+        pieces.append(render_message(message, options))
+        if not message.summary_artifact:
+            pieces.extend(render_unrecorded(mark) for mark in options.unrecorded.get(message.position, ()))
+    return mark_safe("\n".join(pieces))  # noqa: S308

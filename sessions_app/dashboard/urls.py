@@ -12,6 +12,7 @@ from sessions_app.dashboard.views import (
     health,
     ids,
     operations,
+    overview,
     receipts,
     search,
     snapshots,
@@ -32,6 +33,7 @@ urlpatterns = [
     # end with "/" and action URLs do not, so a greedy id never swallows an action. Old numeric URLs redirect.
     path("c/<path:conversation_id>/", conversations.conversation_page, name="conversation"),
     path("c/<path:conversation_id>/reveal/<int:position>", conversations.reveal_message, name="reveal-message"),
+    path("c/<path:conversation_id>/timeline", conversations.conversation_timeline, name="conversation-timeline"),
     path("c/<path:conversation_id>/export", export.export_one, name="export-conversation"),
     path("c/<path:conversation_id>/reaudit", operations.reaudit, name="reaudit-conversation"),
     path("c/<path:conversation_id>/reindex", operations.reindex, name="reindex-conversation"),
@@ -45,6 +47,7 @@ urlpatterns = [
     path("r/<path:run_id>/", conversations.run_page, name="run"),
     re_path(r"^conversations/(?P<pk>[0-9]+)/(?P<rest>.*)$", ids.legacy_conversation_url),
     re_path(r"^runs/(?P<pk>[0-9]+)/(?P<rest>.*)$", ids.legacy_run_url),
+    path("overview/", overview.overview_page, name="overview"),
     path("search/", search.search_page, name="search"),
     path("repairs/", audit.repairs, name="repairs"),
     path("audit/", audit.audit_events, name="audit-events"),

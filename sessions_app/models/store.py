@@ -114,7 +114,11 @@ class Run(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "run_id"], name="run_unique_run_id")]
-        indexes = [models.Index(fields=["tenant", "conversation", "started_at"], name="run_tenant_conversation")]
+        indexes = [
+            models.Index(fields=["tenant", "conversation", "started_at"], name="run_tenant_conversation"),
+            # The overview reads a tenant's runs by the day they started.
+            models.Index(fields=["tenant", "started_at"], name="run_tenant_started"),
+        ]
 
     def __str__(self) -> str:
         return self.run_id

@@ -1,8 +1,12 @@
 """Small template filters for the dashboard's badges."""
 
 from django import template
+from django.utils.safestring import SafeString
 
 from sessions_app.audit.gates import short_principal
+from sessions_app.core.bar_charts import BarChart
+from sessions_app.dashboard import overview_html
+from sessions_app.dashboard.overview import Table
 
 register = template.Library()
 
@@ -25,3 +29,30 @@ def state_tone(state: str) -> str:
 def principal(principal_hash: str) -> str:
     """A principal as shown: the first digits of its keyed hash (the principal itself is never stored)."""
     return short_principal(principal_hash)
+
+
+@register.filter
+def percent(fraction: float | None) -> str:
+    return overview_html.percent(fraction)
+
+
+@register.filter
+def count(value: float) -> str:
+    """A total with thousands separators and no needless decimals."""
+    return overview_html.number(value)
+
+
+@register.simple_tag
+def svg_chart(chart: BarChart, chart_id: str, title: str) -> SafeString:
+    return overview_html.svg_chart(chart, chart_id, title)
+
+
+@register.simple_tag
+def number_table(table_id: str, table: Table) -> SafeString:
+    return overview_html.number_table(table_id, table.headers, table.rows)
+
+
+@register.filter
+def get_place(places: dict, pk: int) -> object:
+    """The entry of a dict keyed by row id (templates cannot index by a variable)."""
+    return places.get(pk)

@@ -13,9 +13,7 @@ from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_
 @require_GET
 @member_view(Action.VIEW_REPAIRS)
 def repairs(request: MemberRequest) -> HttpResponse:
-    return render(
-        request, "repairs.html", {"section": "repairs", "rows": audit_listing.repair_rows(request.tenant)}
-    )
+    return render(request, "repairs.html", {"section": "repairs", "rows": audit_listing.repair_rows(request.tenant)})
 
 
 def _event_form(request: MemberRequest) -> AuditEventFilterForm:
@@ -38,7 +36,12 @@ def audit_events(request: MemberRequest) -> HttpResponse:
         return render(request, "audit_events.html", context, status=400)
     params = request.GET.copy()
     params.pop("cursor", None)
-    context.update(events=events, next_cursor=next_cursor, query_without_cursor=params.urlencode())
+    context.update(
+        events=events,
+        places=audit_listing.event_places(request.tenant, events),
+        next_cursor=next_cursor,
+        query_without_cursor=params.urlencode(),
+    )
     if wants_fragment(request) and form.cleaned_data.get("cursor"):
         return render(request, "audit_events.html#event-rows", context)
     return render(request, "audit_events.html", context)

@@ -1,21 +1,24 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
+from sessions_app.audit.repair_places import unrecorded_calls
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
-from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
+from sessions_app.dashboard.transcript_html import RenderOptions, UnrecordedMark, render_messages
 from sessions_app.models import Conversation
 from sessions_app.tenancy.permissions import (
     Action,
@@ -81,11 +84,33 @@ def _int_param(request: MemberRequest, name: str) -> int | None:
         return None
 
 
+def _unrecorded_marks(request: MemberRequest, conversation: Conversation) -> dict[int, list[UnrecordedMark]]:
+    marks: dict[int, list[UnrecordedMark]] = {}
+    for call in unrecorded_calls(request.tenant, conversation):
+        if call.place.position is None:
+            continue  # an empty transcript: the repairs page still links the snapshot
+        seq = call.place.snapshot_seq
+        marks.setdefault(call.place.position, []).append(
+            UnrecordedMark(
+                anchor=call.place.anchor,
+                run_id=call.run_id,
+                tool_name=call.tool_name,
+                detail=call.detail,
+                snapshot_url=reverse("snapshot-diff", args=[call.run_id, seq])
+                if seq is not None and Action.VIEW_SNAPSHOTS in request.grants
+                else "",
+                audit_url=reverse("run-audit", args=[call.run_id]) if Action.VIEW_AUDIT in request.grants else "",
+            )
+        )
+    return marks
+
+
 def _render_options(request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None):
     may_reveal = Action.REVEAL_CREDENTIALS in request.grants
     # Built once per page, not once per message; the position goes where the placeholder is.
     reveal_url = conversation_url(conversation.external_id) + "reveal/{position}"
     return RenderOptions(
+        unrecorded=_unrecorded_marks(request, conversation),
         conversation_pk=conversation.pk,
         highlighted=at,
         revealed=revealed,
@@ -131,6 +156,11 @@ def _conversation_context(
     }
 
 
+# Parameters that ask for the timeline itself (a run's steps, every run, or the timeline without JavaScript):
+# the page then renders it in place, so the anchor they carry lands on its row.
+TIMELINE_PARAMS = ("timeline", "steps", "runs")
+
+
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
 def conversation_page(request: MemberRequest, conversation_id: str) -> HttpResponse:
@@ -138,7 +168,23 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
     context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
     if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
-    return render(request, "conversation.html", _with_timeline(request, context))
+    if any(name in request.GET for name in TIMELINE_PARAMS):
+        context = _with_timeline(request, context)
+    # Otherwise the page comes without its timeline, which loads as a fragment right after (conversation_timeline):
+    # the transcript shows without waiting for every run's steps, and without JavaScript a link shows it.
+    return render(request, "conversation.html", context)
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def conversation_timeline(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
+    """The runs timeline of a conversation page, as the fragment its page loads; opened as a page, the page
+    with its timeline in place."""
+    conversation = get_conversation_for_member(request, conversation_id)
+    if not wants_fragment(request):
+        return HttpResponseRedirect(f"{conversation_url(conversation.external_id)}?timeline=inline#timeline")
+    context = _with_timeline(request, {"conversation": conversation})
+    return render(request, "conversation.html#timeline", context)
 
 
 @require_POST
@@ -151,7 +197,8 @@ def reveal_message(request: MemberRequest, conversation_id: str, position: int) 
         raise Http404("No message at that position.")
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
     if wants_fragment(request):
-        options = _render_options(request, context["conversation"], position, position)
+        # The fragment replaces the message alone: a mark shown after it stays where it is, so none is added.
+        options = replace(_render_options(request, context["conversation"], position, position), unrecorded={})
         return HttpResponse(render_messages(shown, options))
     return render(request, "conversation.html", _with_timeline(request, context))
 

@@ -5,7 +5,7 @@ import io
 import re
 
 from sessions_app.audit import listing as audit_listing
-from sessions_app.models import Run
+from sessions_app.models import Run, TranscriptEntry
 from sessions_app.models.audit import AuditEvent
 
 
@@ -117,7 +117,7 @@ def test_an_operator_resolves_a_wait_on_the_audit_page_with_its_token(world, as_
     assert AuditEvent.objects.filter(event_class="wait_resolved", run_id=run.run_id).count() == 1
 
 
-def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_message_when_the_transcript_holds_it(world, as_role):
+def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_place_in_the_transcript(world, as_role):
     client = as_role("operator")
     page = client.get("/repairs/").content.decode()
     snapshot = re.search(
@@ -125,11 +125,74 @@ def test_a_repair_links_to_the_snapshot_it_concerns_and_to_its_message_when_the_
     )
     assert snapshot and client.get(snapshot.group(1)).status_code == 200
     # The interrupted deploy call of run 3 is in its latest snapshot, not in the recovered transcript (recovery
-    # keeps runs 1 and 2 there), so the row links the snapshot only.
-    assert 'class="repair-message"' not in page
+    # keeps complete snapshots only): the row links to its mark, shown in place after the run's last message.
+    message = re.search(r'<a class="repair-message" href="(/c/conv-deploy/\?at=(\d+)#(interrupted-[0-9a-f]+))">', page)
+    assert message
+    last = (
+        TranscriptEntry.objects.filter(
+            conversation=world.deploy, run__run_id="conv-deploy-run-3", summary_artifact=False
+        )
+        .order_by("-position")
+        .values_list("position", flat=True)
+        .first()
+    )
+    if last is None:
+        last = world.deploy.entries.filter(summary_artifact=False).order_by("-position").first().position
+    assert int(message.group(2)) == last
+    conversation = client.get(message.group(1)).content.decode()
+    mark = re.search(
+        rf'<article[^>]* id="m-{last}".*?</article>\s*<aside class="msg repair-mark" id="{message.group(3)}"',
+        conversation,
+        re.S,
+    )
+    assert mark, "the mark follows the message it comes after"
     # A call that is in the transcript maps to the message holding it, from the stored facts.
     from sessions_app.audit.digests import hash_tool_call_id
+    from sessions_app.audit.repair_places import repair_places
 
     run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
-    positions = audit_listing._positions_by_call_hash(world.acme, {run.pk})
-    assert positions[(run.pk, hash_tool_call_id("conv-deploy-run-1-c2"))] == 3  # the call, before its result
+    call = hash_tool_call_id("conv-deploy-run-1-c2")
+    place = repair_places(world.acme, [(run.pk, call)])[(run.pk, call)]
+    assert (place.position, place.anchor, place.in_transcript) == (3, "m-3", True)  # the call, before its result
+
+
+def test_each_finding_of_a_run_audit_links_to_its_place_or_the_snapshot_judged(world, as_role):
+    client = as_role("operator")
+    page = client.get("/r/conv-deploy-run-3/audit").content.decode()
+    assert re.search(r'<a class="finding-message" href="/c/conv-deploy/\?at=\d+#interrupted-[0-9a-f]+">In place', page)
+    snapshots = re.findall(r'<a class="finding-snapshot" href="(/r/conv-deploy-run-3/snapshots/\d+/diff)">', page)
+    assert len(snapshots) == page.count('<div class="panel">\n  <p><span class="badge bad">')
+    assert client.get(snapshots[0]).status_code == 200
+
+
+def test_events_are_narrowed_by_an_inclusive_until_date(world, as_role):
+    client = as_role("operator")
+    observed = AuditEvent.objects.filter(tenant=world.acme).order_by("observed_at").first().observed_at
+    day = observed.date().isoformat()
+    same_day = client.get(f"/audit/?since={day}&until={day}").content.decode()
+    assert "No audit events match." not in same_day
+    before = client.get("/audit/?until=2000-01-01").content.decode()
+    assert "No audit events match." in before
+
+
+def test_bad_or_reversed_dates_are_a_form_error_naming_the_field(world, as_role):
+    client = as_role("operator")
+    response = client.get("/audit/?until=2024-13-45")
+    assert response.status_code == 400
+    assert "Until: Enter a valid date." in response.content.decode()
+    response = client.get("/audit/?since=2025-02-01&until=2025-01-01")
+    assert response.status_code == 400
+    assert "&#x27;From&#x27; must not be after &#x27;Until&#x27;." in response.content.decode()
+    assert as_role("operator").get("/audit.csv?until=nope").status_code == 400
+
+
+def test_an_event_recording_a_repair_links_to_its_place_and_snapshot(world, as_role):
+    client = as_role("operator")
+    page = client.get("/audit/?event_class=interrupted_synthesized").content.decode()
+    link = re.search(
+        r'<a class="event-message" href="(/c/conv-deploy/\?at=\d+#interrupted-[0-9a-f]+)">in place</a>', page
+    )
+    assert link
+    assert re.search(r'<a class="event-snapshot" href="/r/conv-deploy-run-3/snapshots/\d+/diff">snapshot #', page)
+    anchor = link.group(1).split("#")[1]
+    assert f'id="{anchor}"' in client.get(link.group(1).replace("&amp;", "&")).content.decode()

@@ -8,7 +8,7 @@ from tests.sessions_app.dashboard.conftest import SECRET
 
 
 def test_runs_are_listed_in_order_with_their_verdicts(world, as_role):
-    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/?timeline=inline").content.decode()
     runs = re.findall(r'<a class="mono" href="/r/[^"]+/" title="[^"]+">(conv-deploy-run-\d)</a>', page)
     assert runs == ["conv-deploy-run-1", "conv-deploy-run-2", "conv-deploy-run-3"]
     assert "INTERRUPTED TOOL" in page

@@ -22,7 +22,7 @@ def _stored_input_tokens(conversation) -> int:
 
 
 def test_the_timeline_totals_the_tokens_of_every_response(world, as_role):
-    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/?timeline=inline").content.decode()
     totals = re.search(r'<p class="small" id="timeline-totals">(.*?)</p>', page).group(1)
     assert f"<strong>{_stored_input_tokens(world.deploy):,}</strong> input" in totals
     assert page.count('<tr class="run depth-0"') == 3
@@ -34,7 +34,7 @@ def test_the_timeline_totals_the_tokens_of_every_response(world, as_role):
 
 
 def test_bars_are_svg_without_inline_style(world, as_role):
-    page = as_role("support").get(f"/c/{world.deploy.external_id}/").content.decode()
+    page = as_role("support").get(f"/c/{world.deploy.external_id}/?timeline=inline").content.decode()
     assert '<rect class="run"' in page
     assert "style=" not in page
 
@@ -44,7 +44,7 @@ def test_steps_past_the_row_budget_fold_into_a_link_that_shows_them(world, as_ro
 
     monkeypatch.setattr(timeline_html, "STEP_ROWS", 0)
     client = as_role("support")
-    page = client.get(f"/c/{world.deploy.external_id}/").content.decode()
+    page = client.get(f"/c/{world.deploy.external_id}/timeline", HTTP_HX_REQUEST="true").content.decode()
     assert page.count('<tr class="run depth-0"') == 3
     assert '<tr class="step ' not in page
     links = re.findall(r'<a class="fold" href="\?steps=([^"#]+)#run-(\d+)">Show its (\d+) steps?', page)
@@ -64,7 +64,7 @@ def test_runs_past_the_row_budget_fold_behind_show_all_and_a_run_link_still_land
     monkeypatch.setattr(timeline_html, "RUN_ROWS", 1)
     client = as_role("support")
     url = f"/c/{world.deploy.external_id}/"
-    page = client.get(url).content.decode()
+    page = client.get(url + "timeline", HTTP_HX_REQUEST="true").content.decode()
     assert page.count('<tr class="run ') == 1
     assert "Show all 3 runs</a> (2 more runs; the totals above count them)" in page
     assert "3 runs · " in page  # the totals still count every run

@@ -52,3 +52,25 @@ def test_the_reveal_form_appears_only_with_a_token_and_only_on_masked_messages()
     assert 'action="/c/7/reveal/0"' in html
     without_token = str(render_messages(views, RenderOptions(conversation_pk=7)))
     assert "Reveal credentials" not in without_token
+
+
+def test_a_call_only_a_snapshot_holds_is_marked_after_the_message_it_follows_and_escaped():
+    from sessions_app.dashboard.transcript_html import UnrecordedMark
+
+    mark = UnrecordedMark(
+        anchor="interrupted-0123456789abcdef",
+        run_id="run-3",
+        tool_name=HOSTILE,
+        detail=HOSTILE,
+        snapshot_url="/r/run-3/snapshots/1/diff",
+    )
+    html = _render(
+        ModelRequest(parts=[UserPromptPart("one")]),
+        ModelResponse(parts=[TextPart("two")]),
+        unrecorded={0: [mark]},
+    )
+    assert html.index('id="m-0"') < html.index('id="interrupted-0123456789abcdef"') < html.index('id="m-1"')
+    assert "<script>" not in html and "<img" not in html
+    assert 'repair: synthesized "interrupted" return' in html
+    assert '<a href="/r/run-3/snapshots/1/diff">the interrupted snapshot</a>' in html
+    assert "the run&#x27;s audit" not in html and "the run's audit" not in html  # no audit link was given

@@ -42,6 +42,7 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
         .first()
     )
     page.goto(f"{live_server.url}/c/{recovered or richest.external_id}/")
+    page.wait_for_selector("table.waterfall")  # the runs timeline loads right after the page
     shoot("conversation")
     page.emulate_media(color_scheme="dark")
     shoot("conversation-dark")
@@ -60,6 +61,8 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
     shoot("snapshot-diff")
     page.goto(f"{live_server.url}/audit/")
     shoot("audit-events")
+    page.goto(f"{live_server.url}/overview/?since=2026-01-01&until=2026-01-20")  # the demo runs' days
+    shoot("overview", full_page=True)
     page.goto(f"{live_server.url}/settings/api-keys/")
     page.get_by_label("Label").fill("billing backend")
     page.get_by_role("button", name="Create key").click()
@@ -68,4 +71,5 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
     shoot("admin-members")
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}/c/{richest.external_id}/")
+    page.wait_for_selector("table.waterfall")
     shoot("conversation-phone")

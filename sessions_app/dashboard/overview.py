@@ -1,0 +1,218 @@
+"""A tenant's activity over a range of days, aggregated in the database: runs per day by verdict, repaired runs,
+interrupted tool calls, tokens per day and the busiest agents.
+
+Everything is counted by the day a run started (UTC), so the charts agree with each other and with the
+conversation list's dates. Each query starts from the tenant's runs in the range (the `run_tenant_started`
+index), so its cost follows the runs in the range, not the tenant's whole history.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cached_property
+
+from django.db.models import BigIntegerField, Count, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, TruncDate
+
+from sessions_app.audit import gates
+from sessions_app.audit.verdict import ALL_VERDICTS, INTERRUPTED_TOOL
+from sessions_app.core.bar_charts import BarChart, days_between, stacked_bars
+from sessions_app.dashboard.overview_html import percent
+from sessions_app.models import Run, Tenant, TranscriptEntry
+from sessions_app.models.audit import AuditEvent
+from sessions_app.tenancy.scoping import scoped
+
+NOT_AUDITED = "NOT AUDITED"
+TOP_AGENTS = 10
+TOKEN_KINDS = ("input", "output", "cache_read")
+
+
+@dataclass
+class Day:
+    day: date
+    runs_by_verdict: dict[str, int] = field(default_factory=dict)
+    repaired: int = 0
+    interrupted: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
+
+    @property
+    def runs(self) -> int:
+        return sum(self.runs_by_verdict.values())
+
+    @property
+    def repair_rate(self) -> float | None:
+        return self.repaired / self.runs if self.runs else None
+
+    @property
+    def iso(self) -> str:
+        return self.day.isoformat()
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[tuple[str, list[float | str]]]
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    runs: int
+    repaired: int
+
+
+@dataclass(frozen=True)
+class Overview:
+    first: date
+    last: date
+    days: list[Day]
+    verdicts: list[str]  # those present in the range, in the audit's priority order
+    agents: list[Agent]
+    interrupted_tools: list[tuple[str, int]]  # tool name, interrupted calls; the most first
+
+    @property
+    def runs(self) -> int:
+        return sum(day.runs for day in self.days)
+
+    @property
+    def repaired(self) -> int:
+        return sum(day.repaired for day in self.days)
+
+    @property
+    def interrupted(self) -> int:
+        return sum(day.interrupted for day in self.days)
+
+    @property
+    def repair_rate(self) -> float | None:
+        return self.repaired / self.runs if self.runs else None
+
+    def tokens(self, kind: str) -> int:
+        return sum(day.tokens[kind] for day in self.days)
+
+    @property
+    def token_totals(self) -> dict[str, int]:
+        return {kind: self.tokens(kind) for kind in TOKEN_KINDS}
+
+    def _chart(self, series: list[tuple[str, list[float]]]) -> BarChart:
+        return stacked_bars([day.day for day in self.days], series)
+
+    @cached_property
+    def runs_chart(self) -> BarChart:
+        return self._chart([(v, [day.runs_by_verdict.get(v, 0) for day in self.days]) for v in self.verdicts])
+
+    @property
+    def runs_table(self) -> Table:
+        return Table(
+            ["Day", *self.verdicts, "All"],
+            [(d.iso, [*(d.runs_by_verdict.get(v, 0) for v in self.verdicts), d.runs]) for d in self.days],
+        )
+
+    @property
+    def repairs_table(self) -> Table:
+        return Table(
+            ["Day", "Runs", "Repaired", "Rate"],
+            [(d.iso, [d.runs, d.repaired, percent(d.repair_rate)]) for d in self.days],
+        )
+
+    @property
+    def interrupted_table(self) -> Table:
+        return Table(["Day", "Interrupted calls"], [(d.iso, [d.interrupted]) for d in self.days])
+
+    @property
+    def tokens_table(self) -> Table:
+        return Table(
+            ["Day", "Input", "Output", "Cache read"], [(d.iso, [d.tokens[k] for k in TOKEN_KINDS]) for d in self.days]
+        )
+
+    @cached_property
+    def repairs_chart(self) -> BarChart:
+        return self._chart(
+            [
+                ("not repaired", [day.runs - day.repaired for day in self.days]),
+                ("repaired", [day.repaired for day in self.days]),
+            ]
+        )
+
+    @cached_property
+    def interrupted_chart(self) -> BarChart:
+        return self._chart([("interrupted", [day.interrupted for day in self.days])])
+
+    @cached_property
+    def tokens_chart(self) -> BarChart:
+        return self._chart([(kind, [day.tokens[kind] for day in self.days]) for kind in TOKEN_KINDS])
+
+
+def _token_sum(key: str) -> Sum:
+    return Sum(Cast(KT(f"facts__usage__{key}_tokens"), BigIntegerField()))
+
+
+def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
+    """The tenant's runs started from `first` to `last` (both included, UTC days), in five queries."""
+    start = datetime.combine(first, time.min, tzinfo=UTC)
+    end = datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC)
+    runs: QuerySet[Run] = scoped(Run, tenant).filter(started_at__gte=start, started_at__lt=end)
+    days = {day: Day(day) for day in days_between(first, last)}
+    repaired = Q(verdict__repair_count__gt=0)
+
+    for verdict_row in (
+        runs.annotate(day=TruncDate("started_at", tzinfo=UTC))
+        .values("day", "verdict__verdict")
+        .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
+        .order_by()
+    ):
+        bucket = days[verdict_row["day"]]
+        verdict = verdict_row["verdict__verdict"] or NOT_AUDITED
+        bucket.runs_by_verdict[verdict] = bucket.runs_by_verdict.get(verdict, 0) + verdict_row["n"]
+        bucket.repaired += verdict_row["repaired"]
+
+    # An interrupted call is recorded once per run (the finding's key), under the run's id.
+    run_day = Subquery(
+        scoped(Run, tenant)
+        .filter(run_id=OuterRef("run_id"))
+        .annotate(day=TruncDate("started_at", tzinfo=UTC))
+        .values("day")[:1]
+    )
+    for event_row in (
+        scoped(AuditEvent, tenant)
+        .filter(event_class=gates.INTERRUPTED_SYNTHESIZED, run_id__in=runs.values("run_id"))
+        .annotate(day=run_day)
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        days[event_row["day"]].interrupted = event_row["n"]
+
+    token_rows = (
+        scoped(TranscriptEntry, tenant)
+        .filter(run__in=runs, summary_artifact=False)
+        .annotate(day=TruncDate("run__started_at", tzinfo=UTC))
+        .values("day")
+        .annotate(input=_token_sum("input"), output=_token_sum("output"), cache_read=_token_sum("cache_read"))
+        .order_by()
+    )
+    for row in token_rows:
+        days[row["day"]].tokens = {
+            "input": row["input"] or 0,
+            "output": row["output"] or 0,
+            "cache_read": row["cache_read"] or 0,
+        }
+
+    agents = [
+        Agent(row["agent_name"], row["n"], row["repaired"])
+        for row in runs.values("agent_name")
+        .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
+        .order_by("-n", "agent_name")[:TOP_AGENTS]
+    ]
+    # Which tools were interrupted: the findings of the range's repaired runs only (few; the list is JSON).
+    tools: Counter[str] = Counter()
+    for findings in runs.filter(repaired).values_list("verdict__findings", flat=True):
+        tools.update(
+            f.get("tool_name") or "(unnamed)"
+            for f in findings or ()
+            if f.get("gate") == gates.TOOL_PAIRING and f.get("code") == INTERRUPTED_TOOL
+        )
+    present = {verdict for day in days.values() for verdict in day.runs_by_verdict}
+    verdicts = [v for v in (*ALL_VERDICTS, NOT_AUDITED) if v in present]
+    interrupted_tools = sorted(tools.items(), key=lambda item: (-item[1], item[0]))[:TOP_AGENTS]
+    return Overview(first, last, list(days.values()), verdicts, agents, interrupted_tools)

@@ -1,0 +1,21 @@
+"""The tenant overview: activity per day over a chosen range, as SVG charts with their numbers as tables."""
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from sessions_app.dashboard.forms import OverviewRangeForm
+from sessions_app.dashboard.overview import tenant_overview
+from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
+
+
+@require_GET
+@member_view(Action.READ_CONVERSATIONS)
+def overview_page(request: MemberRequest) -> HttpResponse:
+    form = OverviewRangeForm(request.GET, today=timezone.now().date())
+    context: dict = {"section": "overview", "form": form}
+    if not form.is_valid():
+        return render(request, "overview.html", context, status=400)
+    context["overview"] = tenant_overview(request.tenant, *form.days())
+    return render(request, "overview.html", context)
