@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0008_conversation_snapshots_folded'),
+        ('sessions_app', '0009_invitations'),
     ]
 
     operations = [
