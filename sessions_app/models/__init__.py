@@ -12,6 +12,7 @@ from sessions_app.models.audit import (
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
+    HarnessImportCursor,
     LoginGate,
     Membership,
     MessageRole,
@@ -28,6 +29,7 @@ from sessions_app.models.store import (
 )
 
 __all__ = [
+    "HarnessImportCursor",
     "LoginGate",
     "AuditEvent",
     "ContractKind",
