@@ -23,7 +23,7 @@ import zlib
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,7 +45,7 @@ from pydantic_core import to_json
 
 from sessions_app.core.api_input import decode_json
 from sessions_app.core.input_errors import RejectedInput
-from sessions_app.ingest.payloads import ToolEffectPayload
+from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_tool_effect
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -127,7 +127,8 @@ def _ids_as_base64(body: dict[str, Json]) -> dict[str, Json]:
                     span[key] = base64.b64encode(bytes.fromhex(value)).decode()
                 except ValueError:
                     raise OtlpError(f"{where}.{key} is not a hex id: {value[:40]!r}.") from None
-        for number, link in enumerate(span.get("links") or ()):
+        links = span.get("links")
+        for number, link in enumerate(links if isinstance(links, list) else ()):
             convert(link, f"{where}.links[{number}]")
 
     for r, resource in enumerate(_list(body, "resourceSpans", "resource_spans")):
@@ -203,6 +204,8 @@ class TracedRun:
     new_message_index: int
     messages: list[dict[str, Json]]
     tool_effects: list[ToolEffectPayload] = field(default_factory=list)
+    refused_tools: list[str] = field(default_factory=list)  # why each tool span not recorded was not
+    span_count: int = 1  # the run span and the spans of it used, refused with it if the run is
 
     @property
     def idempotency_key(self) -> str:
@@ -237,6 +240,7 @@ def _value(value: AnyValue) -> Json:
 
 
 def _time(nanoseconds: int) -> datetime:
+    # fixed64 nanoseconds end in the year 2554: every value is a valid time.
     return datetime.fromtimestamp(nanoseconds / 1e9, tz=UTC)
 
 
@@ -292,6 +296,8 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
             decoded.reject(problem, 1 + len(children[key]))
         else:
             decoded.runs.append(run)
+            for reason in run.refused_tools:
+                decoded.reject(reason)
     return decoded
 
 
@@ -344,19 +350,7 @@ def _traced_run(span: SpanFacts, children: Sequence[SpanFacts]) -> tuple[str, Tr
     run_id = str(span.attributes.get("gen_ai.agent.call.id") or span.span_id)
     models = sorted((c for c in children if c.operation == MODEL_OPERATION), key=lambda c: c.started_at)
     _stamp(messages, new_index, models, span, run_id, conversation)
-    tools = [c for c in children if c.operation == TOOL_OPERATION]
-    effects = [
-        ToolEffectPayload(
-            run_id=run_id,
-            tool_call_id=str(tool.attributes.get("gen_ai.tool.call.id") or ""),
-            tool_name=str(tool.attributes.get("gen_ai.tool.name") or tool.name),
-            status="failed" if tool.failed else "completed",
-            started_at=tool.started_at,
-            ended_at=tool.ended_at,
-        )
-        for tool in tools
-        if tool.attributes.get("gen_ai.tool.call.id")
-    ]
+    effects, refused = _tool_effects(run_id, [c for c in children if c.operation == TOOL_OPERATION])
     agent = str(span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name") or "")
     return "", TracedRun(
         span=span,
@@ -366,7 +360,29 @@ def _traced_run(span: SpanFacts, children: Sequence[SpanFacts]) -> tuple[str, Tr
         new_message_index=new_index,
         messages=messages,
         tool_effects=effects,
+        refused_tools=refused,
+        span_count=1 + len(children) - len(refused),
     )
+
+
+def _tool_effects(run_id: str, tools: Sequence[SpanFacts]) -> tuple[list[ToolEffectPayload], list[str]]:
+    """The tool spans as tool-effect records (validated as POST /api/v1/tool-effects is), and why any is not."""
+    effects, refused = [], []
+    for tool in tools:
+        try:
+            effect = parse_tool_effect(
+                {
+                    "run_id": run_id,
+                    "tool_call_id": tool.attributes.get("gen_ai.tool.call.id"),
+                    "tool_name": tool.attributes.get("gen_ai.tool.name") or tool.name,
+                    "status": "failed" if tool.failed else "completed",
+                }
+            )
+        except IngestError as error:
+            refused.append(f"of tools refused as tool-effect records ({error.message})")
+            continue
+        effects.append(replace(effect, started_at=tool.started_at, ended_at=tool.ended_at))
+    return effects, refused
 
 
 _CONTENT_FIELDS = {"text": "content", "thinking": "content", "uri": "uri", "image-url": "url", "blob": "content"}

@@ -49,14 +49,14 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
         try:
             messages = validate(run)
         except ValueError as error:
-            decoded.reject(f"of agent runs whose messages are not valid ({error})")
+            decoded.reject(f"of agent runs whose messages are not valid ({error})", run.span_count)
             continue
         conversation = known.setdefault(run.conversation_id, KnownMessages())
         messages = conversation.inherit(messages, run.new_message_index)
         try:
             payload = parse_snapshot(snapshot_data(run, messages))
         except IngestError as error:
-            decoded.reject(f"of agent runs refused as snapshots ({error.message})")
+            decoded.reject(f"of agent runs refused as snapshots ({error.message})", run.span_count)
             continue
         conversation.extend(messages[run.new_message_index :])
         payloads.append(payload)
