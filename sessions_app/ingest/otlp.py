@@ -201,6 +201,7 @@ class TracedRun:
     conversation_id: str
     run_id: str
     agent: str
+    parent_run_id: str
     new_message_index: int
     messages: list[dict[str, Json]]
     tool_effects: list[ToolEffectPayload] = field(default_factory=list)
@@ -291,7 +292,9 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
         # Other pydantic-ai spans inside a run (a tools group, an output validation) carry nothing stored: they
         # belong to a run that is stored, so they are not refused.
     for key, span in sorted(runs.items(), key=lambda item: item[1].started_at):
-        problem, run = _traced_run(span, children[key])
+        parent = _run_of(span, by_id, runs, by_call_id=False)  # a run inside another's tool call: a sub-agent
+        parent_run_id = str(runs[parent].attributes.get("gen_ai.agent.call.id") or parent[1]) if parent else ""
+        problem, run = _traced_run(span, children[key], parent_run_id)
         if run is None:
             decoded.reject(problem, 1 + len(children[key]))
         else:
@@ -302,9 +305,14 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
 
 
 def _run_of(
-    span: SpanFacts, by_id: Mapping[tuple[str, str], SpanFacts], runs: Mapping[tuple[str, str], SpanFacts]
+    span: SpanFacts,
+    by_id: Mapping[tuple[str, str], SpanFacts],
+    runs: Mapping[tuple[str, str], SpanFacts],
+    *,
+    by_call_id: bool = True,
 ) -> tuple[str, str] | None:
-    """The nearest agent-run span above `span` in this export (a nested agent's run owns its own requests)."""
+    """The nearest agent-run span above `span` in this export (a nested agent's run owns its own requests), else
+    (`by_call_id`) the run span of the run id the span names."""
     seen = 0
     key = (span.trace_id, span.parent_span_id)
     while key[1] and seen < 64:
@@ -315,7 +323,7 @@ def _run_of(
             break
         key, seen = (parent.trace_id, parent.parent_span_id), seen + 1
     call_id = span.attributes.get("gen_ai.agent.call.id")
-    if call_id:
+    if call_id and by_call_id:
         for run_key, run in runs.items():
             if run.trace_id == span.trace_id and run.attributes.get("gen_ai.agent.call.id") == call_id:
                 return run_key
@@ -328,7 +336,9 @@ NO_CONTENT = (
 )
 
 
-def _traced_run(span: SpanFacts, children: Sequence[SpanFacts]) -> tuple[str, TracedRun | None]:
+def _traced_run(
+    span: SpanFacts, children: Sequence[SpanFacts], parent_run_id: str = ""
+) -> tuple[str, TracedRun | None]:
     raw = span.attributes.get("pydantic_ai.all_messages")
     if not isinstance(raw, str):
         return "of agent runs without 'pydantic_ai.all_messages' (instrumentation format 2 or later needed)", None
@@ -357,6 +367,7 @@ def _traced_run(span: SpanFacts, children: Sequence[SpanFacts]) -> tuple[str, Tr
         conversation_id=conversation or span.trace_id,
         run_id=run_id,
         agent=agent,
+        parent_run_id=parent_run_id,
         new_message_index=new_index,
         messages=messages,
         tool_effects=effects,
@@ -603,6 +614,7 @@ def snapshot_data(run: TracedRun, messages: Sequence[ModelMessage]) -> dict[str,
         "conversation_id": run.conversation_id,
         "run_id": run.run_id,
         "agent": run.agent,
+        "parent_run_id": run.parent_run_id,
         "state": "interrupted" if run.span.failed else "complete",
         "idempotency_key": run.idempotency_key,
         "started_at": run.span.started_at.isoformat(),

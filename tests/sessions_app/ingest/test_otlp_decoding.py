@@ -115,3 +115,35 @@ def test_gzip_is_inflated_up_to_the_limit_only():
     with pytest.raises(OtlpError) as other:
         inflate(b"", "deflate", 10)
     assert other.value.status == 415
+
+
+def test_an_agent_run_inside_another_runs_tool_is_its_child():
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    helper = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("42")])), name="helper")
+
+    def lead_model(messages, info):
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("The helper says 42.")])
+        return ModelResponse(parts=[ToolCallPart("ask_helper", {}, tool_call_id="call-helper")])
+
+    lead = Agent(FunctionModel(lead_model), name="lead")
+
+    @lead.tool_plain
+    async def ask_helper() -> str:
+        return (await helper.run("What is the answer?", capabilities=[instrumentation])).output
+
+    result = lead.run_sync("Ask the helper.", capabilities=[instrumentation])
+    decoded = decode_export(encode_spans(memory.get_finished_spans()))
+    runs = {run.agent: run for run in decoded.runs}
+    assert decoded.rejected_spans == 0 and set(runs) == {"lead", "helper"}
+    assert runs["lead"].parent_run_id == "" and runs["helper"].parent_run_id == result.run_id
+    assert len(validate(runs["helper"])) == 2  # the helper's own request and answer, not the lead's
