@@ -8,7 +8,7 @@ commit together, so an import that fails leaves the cursor where it was and the 
 """
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import batched
@@ -158,15 +158,3 @@ def import_new(tenant: Tenant, store_spec: HarnessStore, *, source: str) -> Inge
         _advance(cursor, read.seqs)
         cursor.save()
     return total
-
-
-def poll(
-    tenant: Tenant, store_spec: HarnessStore, *, source: str, polls: int | None, sleep: Any
-) -> Iterator[IngestResult]:
-    """`import_new` again and again (`polls` times, or until interrupted), `sleep()` between two."""
-    done = 0
-    while polls is None or done < polls:
-        if done:
-            sleep()
-        yield import_new(tenant, store_spec, source=source)
-        done += 1

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 
-from sessions_app.ingest.harness_postgres import HarnessStore, poll
+from sessions_app.ingest.harness_postgres import HarnessStore, import_new
 from sessions_app.ingest.importers import iter_import_file
 from sessions_app.ingest.payloads import IngestError
 from sessions_app.ingest.service import WRITE_ATTEMPTS, IngestResult, ingest_snapshots
@@ -109,24 +109,42 @@ class Command(BaseCommand):
         return total
 
     def _import_harness_postgres(self, tenant: Tenant, store: HarnessStore, source: str, options: dict) -> None:
-        """One read, or with --follow a read every --interval seconds until interrupted or --max-polls."""
-        polls = options["max_polls"] if options["follow"] else 1
+        """One read, or with --follow a read every --interval seconds until stopped (or --max-polls reads); a read
+        that fails changes nothing, and under --follow the next one tries again."""
+        follow = options["follow"]
+        polls = options["max_polls"] if follow else 1
         interval = max(options["interval"], 0.0)
-        if options["follow"] and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, _stop)
+        previous = None
+        if follow and threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _stop)
+        done = 0
         try:
-            for result in poll(tenant, store, source=source, polls=polls, sleep=lambda: time.sleep(interval)):
+            while polls is None or done < polls:
+                if done:
+                    time.sleep(interval)
+                done += 1
+                try:
+                    result = import_new(tenant, store, source=source)
+                except (IngestError, OperationalError, InterfaceError) as error:
+                    message = error.message if isinstance(error, IngestError) else f"{type(error).__name__}: {error}"
+                    if not follow:
+                        raise CommandError(f"nothing imported: {message}") from None
+                    if isinstance(error, (OperationalError, InterfaceError)):
+                        connection.close()  # reopened by the next read
+                    self.stderr.write(f"nothing imported this time, trying again: {message}")
+                    continue
                 self.stdout.write(
                     f"{store.label}: {len(result.runs)} run(s) with new snapshots, {len(result.created)} new "
                     f"snapshot(s), {len(result.repeated)} already present, {result.new_messages} new distinct "
                     f"message(s), {result.tool_effects} tool-effect record(s)."
                 )
                 self.stdout.flush()
-        except IngestError as error:
-            raise CommandError(f"nothing imported: {error.message}") from None
         except KeyboardInterrupt:
-            # Ctrl-C or SIGTERM between two reads (a read interrupted midway rolled back whole).
+            # Ctrl-C or SIGTERM (a read interrupted midway rolled back whole).
             self.stdout.write("Stopped.")
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 def _stop(signum: int, frame: object) -> None:

@@ -154,3 +154,17 @@ def test_the_overlap_looks_again_below_the_cursor_for_rows_committed_late():
     assert cursor.last_seq == 5 and cursor.recent_seqs == [1, 2, 5]
     seqs, runs = harness_postgres._new_seqs([(1, "a"), (2, "a"), (3, "late"), (5, "b")], cursor)
     assert runs == {"late"}
+
+
+def test_under_follow_a_failed_read_is_reported_and_the_next_one_tries_again(tenant, table, monkeypatch):
+    monkeypatch.setattr(
+        "sessions_app.management.commands.import_sessions.time.sleep", lambda seconds: record(table, ["Late?"])
+    )
+    out, err = StringIO(), StringIO()
+    call_command(
+        "import_sessions", "--tenant", "acme", "--harness-postgres", HARNESS_URL, "--table", table,
+        "--follow", "--max-polls", "2", stdout=out, stderr=err,
+    )
+    assert "trying again" in err.getvalue() and "missing tables" in err.getvalue()  # nothing there yet
+    assert "1 run(s) with new snapshots" in out.getvalue()
+    assert Run.objects.filter(tenant=tenant).count() == 1

@@ -147,3 +147,34 @@ def test_an_agent_run_inside_another_runs_tool_is_its_child():
     assert decoded.rejected_spans == 0 and set(runs) == {"lead", "helper"}
     assert runs["lead"].parent_run_id == "" and runs["helper"].parent_run_id == result.run_id
     assert len(validate(runs["helper"])) == 2  # the helper's own request and answer, not the lead's
+
+
+def test_a_run_that_raised_is_an_interrupted_snapshot_of_what_it_had():
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    from sessions_app.ingest.otlp import snapshot_data
+
+    def model(messages, info):
+        if len(messages) > 1:
+            raise RuntimeError("the provider went away")
+        return ModelResponse(parts=[ToolCallPart("noop", {}, tool_call_id="call-1")])
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    agent = Agent(FunctionModel(model))
+
+    @agent.tool_plain
+    def noop() -> str:
+        return "done"
+
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    with pytest.raises(RuntimeError):
+        agent.run_sync("Go.", capabilities=[instrumentation])
+    (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
+    assert snapshot_data(run, validate(run))["state"] == "interrupted"
+    assert [m["kind"] for m in run.messages] == ["request", "response", "request"]  # up to the failed request
