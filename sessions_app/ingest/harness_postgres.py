@@ -21,6 +21,7 @@ from sessions_app.ingest.importers import CHUNK_RUNS, checked_strings, harness_s
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_tool_effect
 from sessions_app.ingest.service import IngestResult, ingest_snapshots
 from sessions_app.models import HarnessImportCursor, Tenant
+from sessions_app.tenancy.scoping import scoped
 
 # Snapshot rows are numbered when inserted but visible when committed: a row numbered below the highest one read
 # can appear later (a longer transaction). Rows this far below the cursor are looked at again, by their seq.
@@ -144,8 +145,10 @@ def import_new(tenant: Tenant, store_spec: HarnessStore, *, source: str) -> Inge
     """
     total = IngestResult()
     with transaction.atomic():
-        cursor, _ = HarnessImportCursor.objects.select_for_update().get_or_create(
-            tenant=tenant, store=store_spec.label
+        cursor, _ = (
+            scoped(HarnessImportCursor, tenant)
+            .select_for_update()
+            .get_or_create(tenant=tenant, store=store_spec.label)
         )
         try:
             read = asyncio.run(_read(store_spec, cursor))

@@ -555,9 +555,26 @@ def _stamp(
             following = by_response.get(i + 1)
             sent = (following.started_at if following is not None else run.ended_at).isoformat()
             message["timestamp"] = sent
+            instructions = _instructions(following if following is not None else run)
+            if instructions:
+                message["instructions"] = instructions
             for part in message["parts"]:
                 if part["part_kind"] in ("user-prompt", "system-prompt", "tool-return"):
                     part["timestamp"] = sent
+
+
+def _instructions(span: SpanFacts) -> str:
+    """The instructions a request was sent with: `gen_ai.system_instructions`, text parts (one, as pydantic-ai
+    joins them before recording)."""
+    raw = span.attributes.get("gen_ai.system_instructions")
+    try:
+        parts = decode_json(raw.encode()) if isinstance(raw, str) else None
+    except RejectedInput:
+        return ""
+    if not isinstance(parts, list):
+        return ""
+    texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text" and "content" in p]
+    return "\n\n".join(texts)
 
 
 # --- inherited messages ------------------------------------------------------------------------------------

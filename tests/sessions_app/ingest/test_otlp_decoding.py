@@ -178,3 +178,21 @@ def test_a_run_that_raised_is_an_interrupted_snapshot_of_what_it_had():
     (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
     assert snapshot_data(run, validate(run))["state"] == "interrupted"
     assert [m["kind"] for m in run.messages] == ["request", "response", "request"]  # up to the failed request
+
+
+def test_requests_get_the_instructions_they_were_sent_with():
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("ok")])), instructions="Be brief.")
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    result = agent.run_sync("Hi.", capabilities=[instrumentation])
+    (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
+    assert run.messages[0]["instructions"] == "Be brief."
+    assert without_times(validate(run)) == without_times(result.all_messages())
