@@ -118,7 +118,7 @@ class Snapshot(models.Model):
     step = models.IntegerField(null=True, blank=True)
     state = models.CharField(max_length=16, choices=[("complete", "Complete"), ("interrupted", "Interrupted")])
     source = models.CharField(max_length=8, choices=Source.choices)
-    via = models.CharField(max_length=16, help_text="How it arrived: api, live or import.")
+    via = models.CharField(max_length=16, help_text="How it arrived: api, live, import or otlp.")
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="The key that wrote it."
     )
