@@ -274,7 +274,9 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
     spans = spans_of(request)
     ours = []
     for span in spans:
-        if span.scope == PYDANTIC_AI_SCOPE or span.operation in (RUN_OPERATION, MODEL_OPERATION, TOOL_OPERATION):
+        # By scope, not by GenAI operation names: a provider SDK's own instrumentation (OpenAI's, say) emits
+        # `chat` spans too, inside pydantic-ai's, and would be paired with the wrong responses.
+        if span.scope == PYDANTIC_AI_SCOPE:
             ours.append(span)
         else:
             decoded.reject(f"not from pydantic-ai's instrumentation (scope '{span.scope[:60]}')")
@@ -358,7 +360,10 @@ def _traced_run(
     new_index = index if isinstance(index, int) and 0 <= index <= len(messages) else 0
     conversation = str(span.attributes.get("gen_ai.conversation.id") or "")
     run_id = str(span.attributes.get("gen_ai.agent.call.id") or span.span_id)
-    models = sorted((c for c in children if c.operation == MODEL_OPERATION), key=lambda c: c.started_at)
+    # A model request that failed left no response in the history (the retry that followed did).
+    models = sorted(
+        (c for c in children if c.operation == MODEL_OPERATION and not c.failed), key=lambda c: c.started_at
+    )
     _stamp(messages, new_index, models, span, run_id, conversation)
     effects, refused = _tool_effects(run_id, [c for c in children if c.operation == TOOL_OPERATION])
     agent = str(span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name") or "")
@@ -402,12 +407,16 @@ _CONTENT_FIELDS = {"text": "content", "thinking": "content", "uri": "uri", "imag
 def _has_content(chat: Sequence[Mapping[str, Json]]) -> bool:
     """False when instrumentation left content out: a text part always has it when content capture is on."""
     for message in chat:
-        for part in message.get("parts") or ():
-            if isinstance(part, Mapping):
-                wanted = _CONTENT_FIELDS.get(str(part.get("type")))
-                if wanted and wanted not in part:
-                    return False
+        for part in _parts(message):
+            wanted = _CONTENT_FIELDS.get(str(part.get("type")))
+            if wanted and wanted not in part:
+                return False
     return True
+
+
+def _parts(message: Mapping[str, Json]) -> list[Mapping[str, Json]]:
+    parts = message.get("parts")
+    return [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
 
 
 _URL_KINDS = {"image": "image-url", "audio": "audio-url", "video": "video-url"}
@@ -426,7 +435,11 @@ def _user_content(part: Mapping[str, Json]) -> Json:
         return content
     if kind in ("blob", "binary"):
         media_type = part.get("mime_type") or part.get("media_type") or "application/octet-stream"
-        return {"data": part.get("content", ""), "media_type": media_type, "kind": "binary"}
+        try:
+            data = base64.b64decode(str(part.get("content", "")), validate=True)
+        except ValueError:
+            raise ValueError("a binary part whose content is not base64") from None
+        return {"data": data, "media_type": media_type, "kind": "binary"}
     raise ValueError(f"unsupported part type {str(kind)[:40]!r} in a request")
 
 
@@ -495,7 +508,7 @@ def _messages(chat: Sequence[Mapping[str, Json]]) -> list[dict[str, Json]]:
     message per role, so the messages between two responses are one request again."""
     messages: list[dict[str, Json]] = []
     for message in chat:
-        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
+        parts = _parts(message)
         if message.get("role") == "assistant":
             response: dict[str, Json] = {"kind": "response", "parts": _response_parts(parts)}
             if message.get("finish_reason"):

@@ -7,6 +7,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import set_span_in_context
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from sessions_app.ingest.otlp import (
@@ -196,3 +197,43 @@ def test_requests_get_the_instructions_they_were_sent_with():
     (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
     assert run.messages[0]["instructions"] == "Be brief."
     assert without_times(validate(run)) == without_times(result.all_messages())
+
+
+def test_a_binary_prompt_comes_back_as_its_bytes():
+    from pydantic_ai import Agent, BinaryContent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("A red pixel.")])))
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    pixel = BinaryContent(data=b"\x89PNG\r\n\x1a\n-pixel", media_type="image/png")
+    result = agent.run_sync(["What is this?", pixel], capabilities=[instrumentation])
+    (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
+    messages = validate(run)
+    assert messages[0].parts[0].content[1].data == pixel.data
+    assert without_times(messages) == without_times(result.all_messages())
+
+
+def test_a_provider_sdks_own_chat_span_inside_the_run_is_not_paired_with_a_response():
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    (result,) = traced_weather_runs(provider, ["Weather?"], conversation_id="c")
+    spans = list(memory.get_finished_spans())
+    # What an OpenAI SDK instrumentation adds: a `chat` span of its own under pydantic-ai's first model request.
+    first_chat = next(s for s in spans if s.name.startswith("chat"))
+    with provider.get_tracer("opentelemetry.instrumentation.openai").start_as_current_span(
+        "openai.chat", context=set_span_in_context(first_chat),
+        attributes={"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 99999},
+        start_time=first_chat.start_time,
+    ):
+        pass
+    request = encode_spans(memory.get_finished_spans())
+    decoded = decode_export(request)
+    assert decoded.rejected_spans == 1 and "opentelemetry.instrumentation.openai" in decoded.message()
+    assert without_times(validate(decoded.runs[0])) == without_times(result.all_messages())
