@@ -47,3 +47,24 @@ def record_with_harness(store, prompts: list[str], *, conversation_id: str, agen
         history = result.all_messages()
     runs = asyncio.run(store.list_runs(conversation_id=conversation_id))
     return [run.run_id for run in sorted(runs, key=lambda run: run.started_at)]
+
+
+def traced_weather_runs(tracer_provider, prompts: list[str], *, conversation_id: str | None, **settings) -> list:
+    """Run the weather agent once per prompt, threading the history, with pydantic-ai's own OpenTelemetry
+    instrumentation on `tracer_provider` (`settings` go to InstrumentationSettings). Returns the run results."""
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    agent = weather_agent()
+    instrumentation = Instrumentation(
+        settings=InstrumentationSettings(tracer_provider=tracer_provider, **settings)
+    )
+    results = []
+    history: list[ModelMessage] = []
+    for prompt in prompts:
+        result = agent.run_sync(
+            prompt, message_history=history or None, conversation_id=conversation_id, capabilities=[instrumentation]
+        )
+        history = result.all_messages()
+        results.append(result)
+    return results

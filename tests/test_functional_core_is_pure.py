@@ -21,6 +21,7 @@ PURE_MODULES = [
     "sessions_app.core.transcript_layout",
     "sessions_app.core.bar_charts",
     "sessions_app.ingest.payloads",
+    "sessions_app.ingest.otlp",
     "sessions_app.demo.plans",
     "sessions_app.client.search",
     "sessions_app.client.replay",

@@ -23,12 +23,12 @@ logger = logging.getLogger("sessiondesk.api")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-API_PREFIX = "/api/"
+API_PREFIXES = ("/api/", "/v1/")  # the JSON API and the OTLP receiver
 UNAVAILABLE = "The database is unavailable; nothing was written. Try again shortly."
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path_info.startswith(API_PREFIX)
+    return request.path_info.startswith(API_PREFIXES)
 
 
 def _url_problem(request: HttpRequest) -> str | None:

@@ -154,11 +154,7 @@ def _read_harness_copy(copy: Path, path: Path) -> Iterator[ImportBatch]:
         runs = asyncio.run(store.list_runs())
         chunks = list(batched(runs, CHUNK_RUNS))
         for index, chunk in enumerate(chunks):
-            snapshots = asyncio.run(_harness_snapshots(store, chunk))
-            for snapshot in snapshots:
-                unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
-                if unsafe:
-                    raise IngestError(f"{path}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
+            snapshots = checked_strings(asyncio.run(harness_snapshots(store, chunk)), str(path))
             last = index == len(chunks) - 1
             effects = _harness_tool_effects(copy, path) if last and "tool_effects" in tables else []
             yield ImportBatch(snapshots, effects)
@@ -166,7 +162,17 @@ def _read_harness_copy(copy: Path, path: Path) -> Iterator[ImportBatch]:
         raise IngestError(f"{path}: unreadable harness database ({str(error)[:200]}).") from None
 
 
-async def _harness_snapshots(store: Any, runs: Sequence[Any]) -> list[SnapshotPayload]:
+def checked_strings(snapshots: list[SnapshotPayload], where: str) -> list[SnapshotPayload]:
+    """`snapshots`, or an IngestError naming the first string no store can hold (a NUL, a lone surrogate)."""
+    for snapshot in snapshots:
+        unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
+        if unsafe:
+            raise IngestError(f"{where}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
+    return snapshots
+
+
+async def harness_snapshots(store: Any, runs: Sequence[Any]) -> list[SnapshotPayload]:
+    """Every snapshot of `runs` (harness RunRecords) that `store` (any harness store) keeps, interrupted too."""
     payloads = []
     for run in runs:
         for snapshot in await store.list_snapshots(run_id=run.run_id, include_interrupted=True):

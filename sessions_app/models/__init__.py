@@ -12,6 +12,7 @@ from sessions_app.models.audit import (
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
+    HarnessImportCursor,
     Invitation,
     LoginGate,
     Membership,
@@ -29,6 +30,7 @@ from sessions_app.models.store import (
 )
 
 __all__ = [
+    "HarnessImportCursor",
     "LoginGate",
     "AuditEvent",
     "ContractKind",

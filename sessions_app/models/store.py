@@ -143,7 +143,7 @@ class Snapshot(models.Model):
     step = models.IntegerField(null=True, blank=True)
     state = models.CharField(max_length=16, choices=[("complete", "Complete"), ("interrupted", "Interrupted")])
     source = models.CharField(max_length=8, choices=Source.choices)
-    via = models.CharField(max_length=16, help_text="How it arrived: api, live or import.")
+    via = models.CharField(max_length=16, help_text="How it arrived: api, live, import or otlp.")
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="The key that wrote it."
     )
@@ -230,3 +230,21 @@ class LoginGate(models.Model):
     attempts are checked and counted one after another (sessions_app.tenancy.login_lockout)."""
 
     key = models.CharField(max_length=64, unique=True)
+
+
+class HarnessImportCursor(models.Model):
+    """How far `import_sessions --harness-postgres` has read one harness PostgresStepStore for one tenant.
+
+    The store's snapshot rows are numbered by an identity `seq`; a row can commit after a higher one was read, so
+    besides the highest seq read the cursor keeps the seqs read near it (`recent_seqs`) and the next import looks
+    again below it (`sessions_app.ingest.harness_postgres.OVERLAP`).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    store = models.CharField(max_length=400, help_text="user@host:port/database and table prefix; no password.")
+    last_seq = models.BigIntegerField(default=0)
+    recent_seqs = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "store"], name="harnesscursor_unique_store")]

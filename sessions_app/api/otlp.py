@@ -1,0 +1,49 @@
+"""POST /v1/traces: OTLP/HTTP trace export (protobuf or JSON, gzip or not), authenticated by the API's Bearer key.
+
+So `OTEL_EXPORTER_OTLP_ENDPOINT=https://desk.example.com` and `OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20…`
+point any OpenTelemetry exporter here. The answer is an ExportTraceServiceResponse in the request's encoding, its
+partial success counting the spans not stored and why; a refused request answers a google.rpc.Status.
+"""
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
+from django.views.decorators.http import require_POST
+
+from sessions_app.api.auth import ApiRequest, api_key_required
+from sessions_app.api.body import declared_length, too_large
+from sessions_app.core.input_errors import RejectedInput
+from sessions_app.ingest.otlp import (
+    PROTOBUF,
+    decode_export,
+    error_body,
+    inflate,
+    parse_request,
+    request_encoding,
+    response_body,
+)
+from sessions_app.ingest.traces import ingest_traces
+
+
+@require_POST
+@api_key_required
+def post_traces(request: ApiRequest) -> HttpResponse:
+    encoding = PROTOBUF
+    try:
+        encoding = request_encoding(request.content_type or "")
+        limit = settings.SESSIONDESK_MAX_PAYLOAD_BYTES
+        if declared_length(request) > limit:
+            raise too_large()
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            raise too_large() from None
+        if len(body) > limit:
+            raise too_large()
+        data = inflate(body, request.headers.get("Content-Encoding", ""), limit)
+        decoded = decode_export(parse_request(data, encoding))
+        stored = ingest_traces(request.tenant, decoded, source=request.api_key.kind, api_key=request.api_key)
+    except RejectedInput as error:
+        return HttpResponse(error_body(error.status, error.message, encoding), status=error.status,
+                            content_type=encoding)
+    return HttpResponse(response_body(stored.rejected_spans, stored.message, encoding), content_type=encoding)

@@ -1,0 +1,652 @@
+"""OTLP/HTTP trace exports from pydantic-ai's instrumentation, decoded into plain values. Pure (no Django).
+
+An export request (protobuf or JSON, gzip or not) is decoded with the official `opentelemetry-proto` classes. Of
+its spans, pydantic-ai's agent-run spans (`gen_ai.operation.name = invoke_agent`) carry the run's whole history in
+`pydantic_ai.all_messages` (the OpenTelemetry GenAI message shape, instrumentation formats 2 to 6) and where this
+run's own messages begin (`pydantic_ai.new_message_index`); its model-request spans (`chat`) carry the model, the
+token usage and the timing of each response, its tool spans (`execute_tool`) when each tool call ran. A run
+becomes one API-shaped snapshot (`snapshot_data`), validated by `ingest.payloads.parse_snapshot` like any other.
+
+The GenAI shape leaves out what pydantic-ai stamps on a message (times, usage, model, run and conversation ids),
+so this run's own messages get them back from its spans: a response from the model-request span that produced it,
+a request from the model-request span that sent it. Messages inherited from earlier runs are taken from copies
+already known (the conversation's stored transcript, earlier runs of the same export) when their content is the
+same, so a threaded run repeats its history byte for byte and recovery sees the same messages again.
+
+Every span is either used or counted as rejected with the reason (OTLP partial success): spans not from
+pydantic-ai, runs without message content (instrumentation with `include_content=False`), and pydantic-ai spans
+whose run span is not in the export.
+"""
+
+import base64
+import zlib
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTracePartialSuccess,
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Status as SpanStatus
+from pydantic import ValidationError
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_core import to_json
+
+from sessions_app.core.api_input import decode_json
+from sessions_app.core.input_errors import RejectedInput
+from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_tool_effect
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+PYDANTIC_AI_SCOPE = "pydantic-ai"
+RUN_OPERATION = "invoke_agent"
+MODEL_OPERATION = "chat"
+TOOL_OPERATION = "execute_tool"
+
+type Json = Any  # decoded JSON: dicts, lists, strings, numbers, booleans, None
+
+
+class OtlpError(RejectedInput):
+    """An export request we refuse whole (400 malformed, 413 too large, 415 wrong type or encoding)."""
+
+
+# --- the request body ------------------------------------------------------------------------------------
+
+
+def request_encoding(content_type: str) -> str:
+    """PROTOBUF or JSON for a request's media type (parameters stripped), else a 415."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in (PROTOBUF, JSON):
+        return media_type
+    raise OtlpError(f"Send OTLP as '{PROTOBUF}' or '{JSON}', not '{media_type or 'nothing'}'.", status=415)
+
+
+def inflate(body: bytes, content_encoding: str, limit: int) -> bytes:
+    """The body without its Content-Encoding (identity or gzip); larger than `limit` once inflated is a 413, so
+    a small gzip bomb costs no more than `limit` bytes of memory."""
+    encoding = content_encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding != "gzip":
+        raise OtlpError(f"Unsupported Content-Encoding '{encoding[:40]}': send gzip or nothing.", status=415)
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as error:
+        raise OtlpError(f"The gzip body cannot be decompressed ({error}).") from None
+    if len(data) > limit:
+        raise OtlpError(f"Payload is larger than the limit of {limit} bytes once decompressed.", status=413)
+    if not inflater.eof:
+        raise OtlpError("The gzip body is truncated.")
+    return data
+
+
+def parse_request(data: bytes, encoding: str) -> ExportTraceServiceRequest:
+    """An ExportTraceServiceRequest from its protobuf or OTLP/JSON bytes, or a 400 naming the problem."""
+    request = ExportTraceServiceRequest()
+    if encoding == PROTOBUF:
+        try:
+            request.ParseFromString(data)
+        except (DecodeError, RecursionError) as error:
+            raise OtlpError(f"Malformed protobuf ExportTraceServiceRequest ({str(error)[:200]}).") from None
+        return request
+    body = decode_json(data)  # the API's strict decoder: UTF-8, bounded depth, no NUL or lone surrogates
+    if not isinstance(body, dict):
+        raise OtlpError("An OTLP/JSON body is an object with 'resourceSpans'.")
+    try:
+        json_format.ParseDict(_ids_as_base64(body), request, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as error:
+        raise OtlpError(f"Malformed OTLP/JSON ExportTraceServiceRequest ({str(error)[:200]}).") from None
+    return request
+
+
+_ID_KEYS = ("traceId", "trace_id", "spanId", "span_id", "parentSpanId", "parent_span_id")
+
+
+def _ids_as_base64(body: dict[str, Json]) -> dict[str, Json]:
+    """OTLP/JSON writes trace and span ids as hex, where the protobuf JSON mapping expects base64 bytes."""
+
+    def convert(span: Json, where: str) -> None:
+        if not isinstance(span, dict):
+            return
+        for key in _ID_KEYS:
+            value = span.get(key)
+            if isinstance(value, str):
+                try:
+                    span[key] = base64.b64encode(bytes.fromhex(value)).decode()
+                except ValueError:
+                    raise OtlpError(f"{where}.{key} is not a hex id: {value[:40]!r}.") from None
+        links = span.get("links")
+        for number, link in enumerate(links if isinstance(links, list) else ()):
+            convert(link, f"{where}.links[{number}]")
+
+    for r, resource in enumerate(_list(body, "resourceSpans", "resource_spans")):
+        for s, scope in enumerate(_list(resource, "scopeSpans", "scope_spans")):
+            for n, span in enumerate(_list(scope, "spans")):
+                convert(span, f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]")
+    return body
+
+
+def _list(container: Json, *keys: str) -> list[Json]:
+    if not isinstance(container, dict):
+        return []
+    for key in keys:
+        value = container.get(key)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def response_body(rejected: int, message: str, encoding: str) -> bytes:
+    """The ExportTraceServiceResponse in the request's encoding (partial success only when something was)."""
+    response = ExportTraceServiceResponse()
+    if rejected:
+        response.partial_success.CopyFrom(ExportTracePartialSuccess(rejected_spans=rejected, error_message=message))
+    if encoding == PROTOBUF:
+        return response.SerializeToString()
+    return json_format.MessageToJson(response, indent=None).encode()
+
+
+def error_body(status: int, message: str, encoding: str) -> bytes:
+    """A google.rpc.Status, as OTLP/HTTP answers a refused request, in the request's encoding."""
+    payload: Message = Status(code=_RPC_CODES.get(status, 3), message=message)
+    if encoding == PROTOBUF:
+        return payload.SerializeToString()
+    return json_format.MessageToJson(payload, indent=None).encode()
+
+
+# HTTP status to the google.rpc code OTLP pairs it with: INVALID_ARGUMENT, UNAUTHENTICATED, RESOURCE_EXHAUSTED…
+_RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 409: 6, 413: 8, 415: 3, 503: 14}
+
+
+# --- spans -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpanFacts:
+    """One span, as plain values."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    scope: str
+    started_at: datetime
+    ended_at: datetime
+    failed: bool
+    attributes: Mapping[str, Json]
+
+    @property
+    def operation(self) -> str:
+        return str(self.attributes.get("gen_ai.operation.name") or "")
+
+
+@dataclass(frozen=True)
+class TracedRun:
+    """A pydantic-ai agent run read from its spans: its whole history as `ModelMessagesTypeAdapter` JSON (this
+    run's own messages stamped from its model-request spans) and its tool calls' start and end."""
+
+    span: SpanFacts
+    conversation_id: str
+    run_id: str
+    agent: str
+    parent_run_id: str
+    new_message_index: int
+    messages: list[dict[str, Json]]
+    tool_effects: list[ToolEffectPayload] = field(default_factory=list)
+    refused_tools: list[str] = field(default_factory=list)  # why each tool span not recorded was not
+    span_count: int = 1  # the run span and the spans of it used, refused with it if the run is
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"otlp:{self.span.trace_id}:{self.span.span_id}"
+
+
+@dataclass
+class DecodedExport:
+    runs: list[TracedRun] = field(default_factory=list)
+    rejected: Counter[str] = field(default_factory=Counter)  # reason -> spans
+
+    def reject(self, reason: str, count: int = 1) -> None:
+        self.rejected[reason] += count
+
+    @property
+    def rejected_spans(self) -> int:
+        return sum(self.rejected.values())
+
+    def message(self) -> str:
+        return "; ".join(f"{count} span(s) {reason}" for reason, count in self.rejected.items())
+
+
+def _value(value: AnyValue) -> Json:
+    kind = value.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(item) for item in value.array_value.values]
+    if kind == "kvlist_value":
+        return {item.key: _value(item.value) for item in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return value.bytes_value.hex()
+    return getattr(value, kind) if kind else None
+
+
+def _time(nanoseconds: int) -> datetime:
+    # fixed64 nanoseconds end in the year 2554: every value is a valid time.
+    return datetime.fromtimestamp(nanoseconds / 1e9, tz=UTC)
+
+
+def _span_facts(span: Span, scope: str) -> SpanFacts:
+    return SpanFacts(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_span_id=span.parent_span_id.hex(),
+        name=span.name,
+        scope=scope,
+        started_at=_time(span.start_time_unix_nano),
+        ended_at=_time(span.end_time_unix_nano),
+        failed=span.status.code == SpanStatus.STATUS_CODE_ERROR,
+        attributes={attribute.key: _value(attribute.value) for attribute in span.attributes},
+    )
+
+
+def spans_of(request: ExportTraceServiceRequest) -> list[SpanFacts]:
+    return [
+        _span_facts(span, scope_spans.scope.name)
+        for resource_spans in request.resource_spans
+        for scope_spans in resource_spans.scope_spans
+        for span in scope_spans.spans
+    ]
+
+
+def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
+    """The pydantic-ai runs an export carries, and the spans it does not use with the reason."""
+    decoded = DecodedExport()
+    spans = spans_of(request)
+    ours = []
+    for span in spans:
+        # By scope, not by GenAI operation names: a provider SDK's own instrumentation (OpenAI's, say) emits
+        # `chat` spans too, inside pydantic-ai's, and would be paired with the wrong responses.
+        if span.scope == PYDANTIC_AI_SCOPE:
+            ours.append(span)
+        else:
+            decoded.reject(f"not from pydantic-ai's instrumentation (scope '{span.scope[:60]}')")
+    by_id = {(span.trace_id, span.span_id): span for span in ours}
+    runs = {key: span for key, span in by_id.items() if span.operation == RUN_OPERATION}
+    children: dict[tuple[str, str], list[SpanFacts]] = {key: [] for key in runs}
+    for span in ours:
+        if span.operation == RUN_OPERATION:
+            continue
+        run_key = _run_of(span, by_id, runs)
+        if run_key is None:
+            decoded.reject(f"of pydantic-ai ('{span.operation or span.name[:40]}') without their agent-run span")
+        elif span.operation in (MODEL_OPERATION, TOOL_OPERATION):
+            children[run_key].append(span)
+        # Other pydantic-ai spans inside a run (a tools group, an output validation) carry nothing stored: they
+        # belong to a run that is stored, so they are not refused.
+    for key, span in sorted(runs.items(), key=lambda item: item[1].started_at):
+        parent = _run_of(span, by_id, runs, by_call_id=False)  # a run inside another's tool call: a sub-agent
+        parent_run_id = str(runs[parent].attributes.get("gen_ai.agent.call.id") or parent[1]) if parent else ""
+        problem, run = _traced_run(span, children[key], parent_run_id)
+        if run is None:
+            decoded.reject(problem, 1 + len(children[key]))
+        else:
+            decoded.runs.append(run)
+            for reason in run.refused_tools:
+                decoded.reject(reason)
+    return decoded
+
+
+def _run_of(
+    span: SpanFacts,
+    by_id: Mapping[tuple[str, str], SpanFacts],
+    runs: Mapping[tuple[str, str], SpanFacts],
+    *,
+    by_call_id: bool = True,
+) -> tuple[str, str] | None:
+    """The nearest agent-run span above `span` in this export (a nested agent's run owns its own requests), else
+    (`by_call_id`) the run span of the run id the span names."""
+    seen = 0
+    key = (span.trace_id, span.parent_span_id)
+    while key[1] and seen < 64:
+        if key in runs:
+            return key
+        parent = by_id.get(key)
+        if parent is None:
+            break
+        key, seen = (parent.trace_id, parent.parent_span_id), seen + 1
+    call_id = span.attributes.get("gen_ai.agent.call.id")
+    if call_id and by_call_id:
+        for run_key, run in runs.items():
+            if run.trace_id == span.trace_id and run.attributes.get("gen_ai.agent.call.id") == call_id:
+                return run_key
+    return None
+
+
+NO_CONTENT = (
+    "of agent runs without message content (instrumentation with include_content=False): "
+    "Sessiondesk stores transcripts, so turn content capture on for runs you send here"
+)
+
+
+def _traced_run(
+    span: SpanFacts, children: Sequence[SpanFacts], parent_run_id: str = ""
+) -> tuple[str, TracedRun | None]:
+    raw = span.attributes.get("pydantic_ai.all_messages")
+    if not isinstance(raw, str):
+        return "of agent runs without 'pydantic_ai.all_messages' (instrumentation format 2 or later needed)", None
+    try:
+        chat = decode_json(raw.encode())
+    except RejectedInput as error:
+        return f"of agent runs whose 'pydantic_ai.all_messages' is not JSON ({error.message})", None
+    if not isinstance(chat, list) or not all(isinstance(m, dict) for m in chat):
+        return "of agent runs whose 'pydantic_ai.all_messages' is not a list of messages", None
+    if not _has_content(chat):
+        return NO_CONTENT, None
+    try:
+        messages = _messages(chat)
+    except ValueError as error:
+        return f"of agent runs whose messages cannot be read ({error})", None
+    index = span.attributes.get("pydantic_ai.new_message_index")
+    new_index = index if isinstance(index, int) and 0 <= index <= len(messages) else 0
+    conversation = str(span.attributes.get("gen_ai.conversation.id") or "")
+    run_id = str(span.attributes.get("gen_ai.agent.call.id") or span.span_id)
+    # A model request that failed left no response in the history (the retry that followed did).
+    models = sorted(
+        (c for c in children if c.operation == MODEL_OPERATION and not c.failed), key=lambda c: c.started_at
+    )
+    _stamp(messages, new_index, models, span, run_id, conversation)
+    effects, refused = _tool_effects(run_id, [c for c in children if c.operation == TOOL_OPERATION])
+    agent = str(span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name") or "")
+    return "", TracedRun(
+        span=span,
+        conversation_id=conversation or span.trace_id,
+        run_id=run_id,
+        agent=agent,
+        parent_run_id=parent_run_id,
+        new_message_index=new_index,
+        messages=messages,
+        tool_effects=effects,
+        refused_tools=refused,
+        span_count=1 + len(children) - len(refused),
+    )
+
+
+def _tool_effects(run_id: str, tools: Sequence[SpanFacts]) -> tuple[list[ToolEffectPayload], list[str]]:
+    """The tool spans as tool-effect records (validated as POST /api/v1/tool-effects is), and why any is not."""
+    effects, refused = [], []
+    for tool in tools:
+        try:
+            effect = parse_tool_effect(
+                {
+                    "run_id": run_id,
+                    "tool_call_id": tool.attributes.get("gen_ai.tool.call.id"),
+                    "tool_name": tool.attributes.get("gen_ai.tool.name") or tool.name,
+                    "status": "failed" if tool.failed else "completed",
+                }
+            )
+        except IngestError as error:
+            refused.append(f"of tools refused as tool-effect records ({error.message})")
+            continue
+        effects.append(replace(effect, started_at=tool.started_at, ended_at=tool.ended_at))
+    return effects, refused
+
+
+_CONTENT_FIELDS = {"text": "content", "thinking": "content", "uri": "uri", "image-url": "url", "blob": "content"}
+
+
+def _has_content(chat: Sequence[Mapping[str, Json]]) -> bool:
+    """False when instrumentation left content out: a text part always has it when content capture is on."""
+    for message in chat:
+        for part in _parts(message):
+            wanted = _CONTENT_FIELDS.get(str(part.get("type")))
+            if wanted and wanted not in part:
+                return False
+    return True
+
+
+def _parts(message: Mapping[str, Json]) -> list[Mapping[str, Json]]:
+    parts = message.get("parts")
+    return [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
+
+
+_URL_KINDS = {"image": "image-url", "audio": "audio-url", "video": "video-url"}
+
+
+def _user_content(part: Mapping[str, Json]) -> Json:
+    kind = part.get("type")
+    if kind == "text":
+        return str(part.get("content", ""))
+    if kind == "uri" or (isinstance(kind, str) and kind.endswith("-url")):
+        url = part.get("uri") or part.get("url")
+        url_kind = kind if kind != "uri" else _URL_KINDS.get(str(part.get("modality")), "document-url")
+        content: dict[str, Json] = {"url": url, "kind": url_kind}
+        if part.get("mime_type"):
+            content["media_type"] = part["mime_type"]
+        return content
+    if kind in ("blob", "binary"):
+        media_type = part.get("mime_type") or part.get("media_type") or "application/octet-stream"
+        try:
+            data = base64.b64decode(str(part.get("content", "")), validate=True)
+        except ValueError:
+            raise ValueError("a binary part whose content is not base64") from None
+        return {"data": data, "media_type": media_type, "kind": "binary"}
+    raise ValueError(f"unsupported part type {str(kind)[:40]!r} in a request")
+
+
+def _request_parts(role: str, parts: Sequence[Mapping[str, Json]]) -> list[dict[str, Json]]:
+    out: list[dict[str, Json]] = []
+    prompt: list[Json] = []
+
+    def flush() -> None:
+        if prompt:
+            content = prompt[0] if len(prompt) == 1 and isinstance(prompt[0], str) else list(prompt)
+            out.append({"part_kind": "user-prompt", "content": content})
+            prompt.clear()
+
+    for part in parts:
+        kind = part.get("type")
+        if kind == "tool_call_response":
+            flush()
+            out.append(
+                {
+                    "part_kind": "tool-return",
+                    "tool_name": str(part.get("name", "")),
+                    "tool_call_id": str(part.get("id", "")),
+                    "content": part.get("result"),
+                }
+            )
+        elif role == "system" and kind == "text":
+            flush()
+            out.append({"part_kind": "system-prompt", "content": str(part.get("content", ""))})
+        else:
+            prompt.append(_user_content(part))
+    flush()
+    return out
+
+
+def _response_parts(parts: Sequence[Mapping[str, Json]]) -> list[dict[str, Json]]:
+    out: list[dict[str, Json]] = []
+    for part in parts:
+        kind = part.get("type")
+        if kind in ("text", "thinking"):
+            out.append({"part_kind": kind, "content": str(part.get("content", ""))})
+        elif kind == "tool_call":
+            out.append(
+                {
+                    "part_kind": "builtin-tool-call" if part.get("builtin") else "tool-call",
+                    "tool_name": str(part.get("name", "")),
+                    "tool_call_id": str(part.get("id", "")),
+                    "args": part.get("arguments"),
+                }
+            )
+        elif kind == "tool_call_response" and part.get("builtin"):
+            out.append(
+                {
+                    "part_kind": "builtin-tool-return",
+                    "tool_name": str(part.get("name", "")),
+                    "tool_call_id": str(part.get("id", "")),
+                    "content": part.get("result"),
+                }
+            )
+        else:
+            raise ValueError(f"unsupported part type {str(kind)[:40]!r} in a response")
+    return out
+
+
+def _messages(chat: Sequence[Mapping[str, Json]]) -> list[dict[str, Json]]:
+    """GenAI chat messages back to `ModelMessagesTypeAdapter` JSON: pydantic-ai splits a request into one chat
+    message per role, so the messages between two responses are one request again."""
+    messages: list[dict[str, Json]] = []
+    for message in chat:
+        parts = _parts(message)
+        if message.get("role") == "assistant":
+            response: dict[str, Json] = {"kind": "response", "parts": _response_parts(parts)}
+            if message.get("finish_reason"):
+                response["finish_reason"] = message["finish_reason"]
+            messages.append(response)
+            continue
+        request_parts = _request_parts(str(message.get("role")), parts)
+        if messages and messages[-1]["kind"] == "request":
+            messages[-1]["parts"].extend(request_parts)
+        else:
+            messages.append({"kind": "request", "parts": request_parts})
+    return messages
+
+
+def _usage(attributes: Mapping[str, Json]) -> dict[str, int]:
+    names = {
+        "input_tokens": "gen_ai.usage.input_tokens",
+        "output_tokens": "gen_ai.usage.output_tokens",
+        "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
+        "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
+    }
+    return {key: int(attributes[name]) for key, name in names.items() if isinstance(attributes.get(name), int)}
+
+
+def _stamp(
+    messages: list[dict[str, Json]],
+    new_index: int,
+    models: Sequence[SpanFacts],
+    run: SpanFacts,
+    run_id: str,
+    conversation: str,
+) -> None:
+    """Give this run's own messages what pydantic-ai stamps on them, from the spans: the k-th response came from
+    the k-th model request (its model, usage and end), and a request was sent when the next model request began."""
+    responses = [i for i in range(new_index, len(messages)) if messages[i]["kind"] == "response"]
+    by_response = dict(zip(responses, models, strict=False))
+    fallback_model = str(run.attributes.get("model_name") or "")
+    for i in range(new_index, len(messages)):
+        message = messages[i]
+        message["run_id"] = run_id
+        if conversation:
+            message["conversation_id"] = conversation
+        if message["kind"] == "response":
+            model = by_response.get(i)
+            if model is None:
+                message["timestamp"] = run.ended_at.isoformat()
+                if fallback_model:
+                    message["model_name"] = fallback_model
+                continue
+            attributes = model.attributes
+            name = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+            if name:
+                message["model_name"] = str(name)
+            message["usage"] = _usage(attributes)
+            message["timestamp"] = model.ended_at.isoformat()
+        else:
+            following = by_response.get(i + 1)
+            sent = (following.started_at if following is not None else run.ended_at).isoformat()
+            message["timestamp"] = sent
+            instructions = _instructions(following if following is not None else run)
+            if instructions:
+                message["instructions"] = instructions
+            for part in message["parts"]:
+                if part["part_kind"] in ("user-prompt", "system-prompt", "tool-return"):
+                    part["timestamp"] = sent
+
+
+def _instructions(span: SpanFacts) -> str:
+    """The instructions a request was sent with: `gen_ai.system_instructions`, text parts (one, as pydantic-ai
+    joins them before recording)."""
+    raw = span.attributes.get("gen_ai.system_instructions")
+    try:
+        parts = decode_json(raw.encode()) if isinstance(raw, str) else None
+    except RejectedInput:
+        return ""
+    if not isinstance(parts, list):
+        return ""
+    texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text" and "content" in p]
+    return "\n\n".join(texts)
+
+
+# --- inherited messages ------------------------------------------------------------------------------------
+
+_PROJECTION = InstrumentationSettings(version=5, include_content=True)
+
+
+def content_key(message: ModelMessage) -> str:
+    """A message as a trace shows it (pydantic-ai's own GenAI projection): two copies with the same key hold the
+    same content, whatever times, usage or ids one of them lacks."""
+    return to_json(_PROJECTION.messages_to_otel_messages([message])).decode()
+
+
+class KnownMessages:
+    """Copies of messages already known for one conversation, in record order, looked up by content."""
+
+    def __init__(self, messages: Iterable[ModelMessage] = ()) -> None:
+        self.messages: list[ModelMessage] = []
+        self._where: dict[str, list[int]] = {}
+        self.extend(messages)
+
+    def extend(self, messages: Iterable[ModelMessage]) -> None:
+        for message in messages:
+            self._where.setdefault(content_key(message), []).append(len(self.messages))
+            self.messages.append(message)
+
+    def inherit(self, messages: Sequence[ModelMessage], count: int) -> list[ModelMessage]:
+        """`messages` with each of the first `count` (those the run inherited) replaced by the first known copy
+        with the same content after the previous one replaced, so copies are taken in order."""
+        out = list(messages)
+        after = 0
+        for i in range(min(count, len(out))):
+            places = self._where.get(content_key(out[i]), [])
+            at = bisect_left(places, after)
+            if at < len(places):
+                out[i] = self.messages[places[at]]
+                after = places[at] + 1
+        return out
+
+
+def validate(run: TracedRun) -> list[ModelMessage]:
+    """The run's messages as pydantic-ai messages, or ValueError naming the first problem."""
+    try:
+        return ModelMessagesTypeAdapter.validate_python(run.messages)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"message {where}: {first['msg']}") from None
+
+
+def snapshot_data(run: TracedRun, messages: Sequence[ModelMessage]) -> dict[str, Json]:
+    """The run as a POST /api/v1/snapshots body, for `parse_snapshot` to validate like any other."""
+    return {
+        "conversation_id": run.conversation_id,
+        "run_id": run.run_id,
+        "agent": run.agent,
+        "parent_run_id": run.parent_run_id,
+        "state": "interrupted" if run.span.failed else "complete",
+        "idempotency_key": run.idempotency_key,
+        "started_at": run.span.started_at.isoformat(),
+        "messages": ModelMessagesTypeAdapter.dump_python(list(messages), mode="json"),
+    }
