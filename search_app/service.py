@@ -124,11 +124,16 @@ def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -
 
 
 def _statistics(scope: Scope) -> bm25.ScopeStats:
+    pending = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids, pending=True)
     if scope.run_pk is not None:
         documents = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids, run_id=scope.run_pk)
+        if scope.exclude_pending:
+            documents = documents.exclude(conversation_id__in=pending.values("conversation_id"))
         row = documents.aggregate(n=Count("id"), length=Sum("length"))
         return bm25.ScopeStats(row["n"] or 0, row["length"] or 0)
     rows = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids)
+    if scope.exclude_pending:
+        rows = rows.filter(pending=False)
     if scope.conversation_pk is not None:
         rows = rows.filter(conversation_id=scope.conversation_pk)
     row = rows.aggregate(n=Sum("documents"), length=Sum("total_length"))
@@ -197,8 +202,10 @@ def run_search(
             response.message = no_history_for_run(run_id)
             return response
 
-    search_scope = Scope(tenant_ids=tenant_ids, conversation_pk=conversation_pk, run_pk=run_pk)
     response.indexing = pending_in(tenant_ids, conversation_pk)
+    # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
+    # the tenant's current masking patterns.
+    search_scope = Scope(tenant_ids, conversation_pk, run_pk, exclude_pending=response.indexing)
     stats = _statistics(search_scope)
     backend = backend_for_connection()
     lookup = Lookup.of(parsed.should)

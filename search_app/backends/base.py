@@ -24,6 +24,8 @@ class Scope:
     tenant_ids: tuple[int, ...]
     conversation_pk: int | None = None
     run_pk: int | None = None
+    exclude_pending: bool = False
+    """Leave out conversations waiting for a rebuild: their documents may predate the tenant's masking patterns."""
 
     @property
     def small(self) -> bool:
@@ -85,6 +87,13 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
     if scope.run_pk is not None:
         sql += " AND run_id = %s"
         params.append(scope.run_pk)
+    if scope.exclude_pending:
+        tenants = ", ".join(["%s"] * len(scope.tenant_ids))
+        sql += (
+            " AND conversation_id NOT IN (SELECT conversation_id FROM search_app_conversationindex"
+            f" WHERE pending = %s AND tenant_id IN ({tenants}))"
+        )
+        params += [True, *scope.tenant_ids]
     return sql, params
 
 
