@@ -2,8 +2,12 @@
 
 Order of work in `run_search`: validate everything, resolve the scope (what the caller may see; anything
 outside it answers exactly like something that does not exist), take BM25 statistics over that scope, read
-candidates from the full-text index, apply filters and exclusions, rank exactly, cut to the limit, and only then
+candidates from the full-text index, apply filters and exclusions, rank exactly, cut to the page, and only then
 load, redact and snippet the hits that are returned. Visibility is decided before any limit applies.
+
+Every response carries the exact number of matching messages and of the conversations they are in (counted by
+search_app.backends.counting, apart from the ranking, which may prune) and, while more remain, an opaque cursor
+for the next page (search_app.paging).
 """
 
 import json
@@ -12,11 +16,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Max, Sum
 
-from search_app import bm25
+from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, scope_sql
+from search_app.backends.counting import count_matches
 from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
@@ -80,6 +85,13 @@ class SearchResponse:
     message: str = ""
     scope: str = "conversation"
     total_matches: int = 0
+    """Matching messages in the scope (all pages), exactly."""
+    total_conversations: int = 0
+    """Conversations holding at least one matching message, exactly."""
+    offset: int = 0
+    """Results on earlier pages: this page shows results offset + 1 to offset + len(results)."""
+    next_cursor: str | None = None
+    """Pass as `cursor` with the same search for the next page; None on the last page."""
 
     def as_dict(self) -> dict:
         return {
@@ -89,6 +101,9 @@ class SearchResponse:
             "message": self.message,
             "scope": self.scope,
             "total_matches": self.total_matches,
+            "total_conversations": self.total_conversations,
+            "offset": self.offset,
+            "next_cursor": self.next_cursor,
         }
 
 
@@ -164,11 +179,13 @@ def run_search(
     until: datetime | None = None,
     limit: int | None = None,
     tenants: Sequence[Tenant] | None = None,
+    cursor: str | None = None,
 ) -> SearchResponse:
     """Ranked hits for `query` within what the caller may see; raises `SearchError` for bad input.
 
     `tenant` is the caller's current tenant. `scope="tenants"` searches every tenant in `tenants` (the caller's
-    own, as decided by the caller's permissions) and must include `tenant`.
+    own, as decided by the caller's permissions) and must include `tenant`. `cursor` is a previous response's
+    `next_cursor` for the same search.
     """
     parsed, limit = _validate(query, scope, limit, roles)
     searchable = [tenant]
@@ -177,7 +194,19 @@ def run_search(
             raise SearchError("Searching several tenants needs the list of tenants the caller belongs to.")
         searchable = list({t.id: t for t in tenants}.values())
     tenant_ids = tuple(t.id for t in searchable)
-    response = SearchResponse(scope=scope)
+    search_print = paging.fingerprint(
+        query=query,
+        scope=scope,
+        conversation_id=conversation_id,
+        run_id=run_id,
+        roles=roles,
+        agent=agent,
+        since=since,
+        until=until,
+        tenant_ids=tenant_ids,
+    )
+    after = paging.decode(cursor, search_print) if cursor is not None else None
+    response = SearchResponse(scope=scope, offset=after.offset if after else 0)
 
     conversation_pk = run_pk = None
     if scope == "conversation":
@@ -205,33 +234,84 @@ def run_search(
     response.indexing = pending_in(tenant_ids, conversation_pk)
     # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
     # the tenant's current masking patterns.
-    search_scope = Scope(tenant_ids, conversation_pk, run_pk, exclude_pending=response.indexing)
-    stats = _statistics(search_scope)
+    search_scope = Scope(
+        tenant_ids,
+        conversation_pk,
+        run_pk,
+        exclude_pending=response.indexing,
+        max_document_id=after.max_document_id if after else None,
+    )
+    if after is None:
+        # The point in time later pages see: read before ranking, so a page-one result is never past it.
+        newest = SearchDocument.objects.aggregate(newest=Max("id"))["newest"] or 0
+        stats = _statistics(search_scope)
+    else:
+        newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
+    backend = backend_for_connection()
+    filters = Filters(tuple(roles), agent, since, until)
+    counts = count_matches(backend, search_scope, parsed, filters)
+    response.total_matches, response.total_conversations = counts.messages, counts.conversations
+    ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    response.results = _hits(ranked, parsed, searchable)
+    fit_response(response)
+    shown = len(response.results)
+    if shown and response.offset + shown < min(response.total_matches, paging.MAX_DEPTH):
+        key, score = ranked[shown - 1]
+        position = paging.PageCursor(
+            response.offset + shown, score, key, newest, stats.documents, stats.total_length
+        )
+        response.next_cursor = paging.encode(position, search_print)
+    return response
+
+
+def _rank(
+    parsed: ParsedQuery, search_scope: Scope, stats: bm25.ScopeStats, filters: Filters, window: int
+) -> list[tuple[int, float]]:
+    """The top `window` (document id, score) of the scope, best first, ties by id, from the fastest exact ranker."""
     backend = backend_for_connection()
     lookup = Lookup.of(parsed.should)
-    filters = Filters(tuple(roles), agent, since, until)
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
     if in_database and backend.vendor == "postgresql" and postings_rankable(parsed, search_scope, filters):
-        ranked, response.total_matches = rank_with_postings(parsed, search_scope, stats, bm25_params(), limit)
-    elif in_database and sql_rankable(parsed):
-        ranked, response.total_matches = rank_in_database(
+        return rank_with_postings(parsed, search_scope, stats, bm25_params(), window)[0]
+    if in_database and sql_rankable(parsed):
+        return rank_in_database(
             parsed,
             *scope_sql(search_scope),
             *backend.candidate_sql(search_scope, lookup),
             stats,
             bm25_params(),
             filters,
-            limit,
-        )
-    else:
-        candidates = fetch_candidates(backend, search_scope, lookup, filters)
-        ranking = bm25.rank(parsed, candidates, stats, bm25_params())
-        response.total_matches = len(ranking)
-        ranked = ranking[:limit]
-    response.results = _hits(ranked, parsed, searchable)
-    return fit_response(response)
+            window,
+        )[0]
+    candidates = fetch_candidates(backend, search_scope, lookup, filters)
+    return bm25.rank(parsed, candidates, stats, bm25_params())[:window]
+
+
+def _page(
+    parsed: ParsedQuery,
+    search_scope: Scope,
+    stats: bm25.ScopeStats,
+    filters: Filters,
+    limit: int,
+    after: paging.PageCursor | None,
+) -> list[tuple[int, float]]:
+    """The `limit` results following the cursor's (score, id), or the first `limit`.
+
+    The rankers answer a top k, so a page is cut from the top offset + limit. When messages arrived or left since
+    the cursor was made, fewer may follow it there; the window then grows until the page is full or the ranking
+    ends, so a page never repeats a result the previous one showed.
+    """
+    if after is None:
+        return _rank(parsed, search_scope, stats, filters, limit)
+    window = after.offset + limit
+    while True:
+        ranked = _rank(parsed, search_scope, stats, filters, window)
+        following = [(key, score) for key, score in ranked if after.after(score, key)]
+        if len(following) >= limit or len(ranked) < window or window >= paging.MAX_DEPTH + limit:
+            return following[:limit]
+        window = min(window * 2, paging.MAX_DEPTH + limit)
 
 
 def _hits(ranked: list[tuple[int, float]], parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:

@@ -26,6 +26,8 @@ class Scope:
     run_pk: int | None = None
     exclude_pending: bool = False
     """Leave out conversations waiting for a rebuild: their documents may predate the tenant's masking patterns."""
+    max_document_id: int | None = None
+    """Only documents up to this id: a later page sees the index as the first page did (search_app.paging)."""
 
     @property
     def small(self) -> bool:
@@ -87,6 +89,9 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
     if scope.run_pk is not None:
         sql += " AND run_id = %s"
         params.append(scope.run_pk)
+    if scope.max_document_id is not None:
+        sql += " AND id <= %s"
+        params.append(scope.max_document_id)
     if scope.exclude_pending:
         tenants = ", ".join(["%s"] * len(scope.tenant_ids))
         sql += (

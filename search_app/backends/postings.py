@@ -24,6 +24,7 @@ def postings_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> boo
     return (
         scope.run_pk is None
         and not scope.exclude_pending
+        and scope.max_document_id is None
         and filters == Filters()
         and all(isinstance(clause, Term) for clause in query.must_not)
         and all(

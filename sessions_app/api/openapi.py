@@ -146,6 +146,7 @@ def document() -> dict[str, Any]:
                     _query("since", {"type": "string", "format": "date-time"}),
                     _query("until", {"type": "string", "format": "date-time"}),
                     _query("limit", INT),
+                    _query("cursor", {"type": "string", "maxLength": 512}),
                 ],
                 "200",
             ),
