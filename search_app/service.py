@@ -20,17 +20,17 @@ from django.db.models import Count, Max, Sum
 
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
-from search_app.backends.base import fetch_candidates, scope_sql
+from search_app.backends.base import fetch_candidates, json_member, scope_sql
 from search_app.backends.counting import count_matches
 from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.query import ParsedQuery, QueryError, parse_query
+from search_app.query import ParsedQuery, QueryError, QueryFilters, parse_query
 from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
-from sessions_app.models import Conversation, MessageRole, Run, Tenant, TranscriptEntry
+from sessions_app.models import Conversation, MessageRole, Run, Tenant, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 
 DEFAULT_LIMIT = 10
@@ -77,8 +77,25 @@ class SearchHit:
         return data
 
 
+@dataclass(frozen=True)
+class Identified:
+    """A conversation, run or tool call whose id is exactly the query: answered before any ranked result."""
+
+    kind: str  # "conversation", "run" or "tool_call"
+    tenant: str
+    conversation_id: str
+    run_id: str = ""
+    position: int | None = None
+    role: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass
 class SearchResponse:
+    identified: list[Identified] = field(default_factory=list)
+    """What the query names exactly (by conversation, run or tool-call id), first page only."""
     results: list[SearchHit] = field(default_factory=list)
     indexing: bool = False
     truncated: bool = False
@@ -95,6 +112,7 @@ class SearchResponse:
 
     def as_dict(self) -> dict:
         return {
+            "identified": [item.as_dict() for item in self.identified],
             "results": [hit.as_dict() for hit in self.results],
             "indexing": self.indexing,
             "truncated": self.truncated,
@@ -119,23 +137,51 @@ def fit_response(response: SearchResponse, max_bytes: int = MAX_RESPONSE_BYTES) 
     return response
 
 
-def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -> tuple[ParsedQuery, int]:
+def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -> tuple[ParsedQuery | QueryError, int]:
+    """The parsed query (or why it cannot be parsed: a pasted id may still be found) and the limit."""
     if not isinstance(query, str):
         raise SearchError("The query must be text.")
     try:
-        parsed = parse_query(query)
+        parsed: ParsedQuery | QueryError = parse_query(query)
     except QueryError as error:
-        raise SearchError(str(error)) from None
+        parsed = error
     if scope not in SCOPES:
         raise SearchError(f"Unknown scope {scope!r}: use one of {', '.join(SCOPES)}.")
     if limit is None:
         limit = DEFAULT_LIMIT
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise SearchError(f"The limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
+    _check_roles(roles)
+    return parsed, limit
+
+
+def _check_roles(roles: Sequence[str]) -> None:
     unknown = sorted(set(roles) - set(MessageRole.values))
     if unknown:
         raise SearchError(f"Unknown role {unknown[0]!r}: use one of {', '.join(MessageRole.values)}.")
-    return parsed, limit
+
+
+def _agree(name: str, in_query: str | None, given: str | None) -> str | None:
+    """One value for a filter given both in the query (`name:value`) and as a parameter, or the error."""
+    if in_query is not None and given and in_query != given:
+        raise SearchError(
+            f"The query's {name}:{in_query[:80]!r} differs from the {name} searched ({given[:80]!r}): "
+            f"a search covers one {name}."
+        )
+    return in_query if in_query is not None else given
+
+
+def _roles(in_query: tuple[str, ...], given: Sequence[str]) -> tuple[str, ...]:
+    _check_roles(in_query)
+    if in_query and given:
+        both = tuple(role for role in in_query if role in given)
+        if not both:
+            raise SearchError(
+                f"The query's role: ({', '.join(in_query)}) and the roles asked for ({', '.join(given)}) "
+                "have none in common."
+            )
+        return both
+    return tuple(in_query or given)
 
 
 def _statistics(scope: Scope) -> bm25.ScopeStats:
@@ -208,28 +254,45 @@ def run_search(
     after = paging.decode(cursor, search_print) if cursor is not None else None
     response = SearchResponse(scope=scope, offset=after.offset if after else 0)
 
+    named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
+    conversation_ref = _agree(
+        "conversation", named.conversation, conversation_id if scope == "conversation" else None
+    )
+    run_ref = _agree("run", named.run, run_id)
+    agent = _agree("agent", named.agent, agent)
+    roles = _roles(named.roles, roles)
+
     conversation_pk = run_pk = None
-    if scope == "conversation":
-        if not conversation_id:
-            response.message = NEEDS_CONVERSATION
-            return response
-        conversation_pk = (
-            scoped(Conversation, tenant).filter(external_id=conversation_id).values_list("id", flat=True).first()
-        )
+    if scope == "conversation" and not conversation_ref:
+        response.message = NEEDS_CONVERSATION
+        return response
+    if conversation_ref:
+        # The caller's conversation (conversation scope), or the conversation: filter within the searched tenants.
+        conversations = Conversation.objects.filter(tenant_id__in=tenant_ids, external_id=conversation_ref)
+        if scope == "conversation":
+            conversations = scoped(Conversation, tenant).filter(external_id=conversation_ref)
+        conversation_pk = conversations.order_by("id").values_list("id", flat=True).first()
         if conversation_pk is None:
-            response.message = no_history_for_conversation(conversation_id)
+            response.message = no_history_for_conversation(conversation_ref)
             return response
-    if scope == "run" and not run_id:
+    if scope == "run" and not run_ref:
         response.message = NEEDS_RUN
         return response
-    if run_id:
-        runs = Run.objects.filter(tenant_id__in=tenant_ids, run_id=run_id)
+    if run_ref:
+        runs = Run.objects.filter(tenant_id__in=tenant_ids, run_id=run_ref)
         if conversation_pk is not None:
             runs = runs.filter(conversation_id=conversation_pk)
-        run_pk = runs.values_list("id", flat=True).first()
+        run_pk = runs.order_by("id").values_list("id", flat=True).first()
         if run_pk is None:
-            response.message = no_history_for_run(run_id)
+            response.message = no_history_for_run(run_ref)
             return response
+
+    if after is None:
+        response.identified = identify(query, searchable, conversation_pk, run_pk)
+    if isinstance(parsed, QueryError):
+        if response.identified:
+            return response  # an id that is no query (only punctuation, say) is still found
+        raise SearchError(str(parsed))
 
     response.indexing = pending_in(tenant_ids, conversation_pk)
     # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
@@ -248,7 +311,7 @@ def run_search(
     else:
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     backend = backend_for_connection()
-    filters = Filters(tuple(roles), agent, since, until)
+    filters = Filters(roles, agent, since, until, named.tool)
     counts = count_matches(backend, search_scope, parsed, filters)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
     ranked = _page(parsed, search_scope, stats, filters, limit, after)
@@ -262,6 +325,55 @@ def run_search(
         )
         response.next_cursor = paging.encode(position, search_print)
     return response
+
+
+MAX_IDENTIFIED = 10
+MAX_ID_CHARS = 400
+
+
+def identify(
+    query: str, tenants: Sequence[Tenant], conversation_pk: int | None = None, run_pk: int | None = None
+) -> list[Identified]:
+    """The conversations, runs and tool-call messages whose id is exactly `query` (stripped), within the scope.
+
+    A tool call is found through the harness's tool-effect ledger (indexed by run), then its call and result
+    messages by the id as it stands in their JSON, matched whole; in one conversation or run, by its messages
+    alone, so a call the ledger never saw is found there too.
+    """
+    candidate = query.strip()
+    if not candidate or len(candidate) > MAX_ID_CHARS:
+        return []
+    slugs = {t.id: t.slug for t in tenants}
+    found: list[Identified] = []
+    if run_pk is None:
+        conversations = Conversation.objects.filter(tenant_id__in=slugs, external_id=candidate)
+        if conversation_pk is not None:
+            conversations = conversations.filter(id=conversation_pk)
+        for tenant_id, external_id in conversations.order_by("id").values_list("tenant_id", "external_id")[:3]:
+            found.append(Identified("conversation", slugs[tenant_id], external_id))
+    runs = Run.objects.filter(tenant_id__in=slugs, run_id=candidate)
+    if conversation_pk is not None:
+        runs = runs.filter(conversation_id=conversation_pk)
+    if run_pk is not None:
+        runs = runs.filter(id=run_pk)
+    for tenant_id, external_id, run in runs.order_by("id").values_list(
+        "tenant_id", "conversation__external_id", "run_id"
+    )[:3]:
+        found.append(Identified("run", slugs[tenant_id], external_id, run))
+    entries = TranscriptEntry.objects.filter(tenant_id__in=slugs, summary_artifact=False)
+    if run_pk is not None:
+        entries = entries.filter(run_id=run_pk)
+    elif conversation_pk is not None:
+        entries = entries.filter(conversation_id=conversation_pk)
+    else:
+        ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate).values("run_id")
+        entries = entries.filter(run_id__in=ledger)
+    calls = entries.filter(message__data__contains=json_member("tool_call_id", candidate))
+    for tenant_id, external_id, run, position, role in calls.order_by("conversation_id", "position").values_list(
+        "tenant_id", "conversation__external_id", "run__run_id", "position", "role"
+    )[:MAX_IDENTIFIED]:
+        found.append(Identified("tool_call", slugs[tenant_id], external_id, run, position, role))
+    return found
 
 
 def _rank(

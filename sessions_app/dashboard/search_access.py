@@ -13,7 +13,7 @@ from typing import TypedDict
 from django.utils.safestring import SafeString, mark_safe
 
 from search_app.errors import SearchError
-from search_app.service import run_search
+from search_app.service import Identified, run_search
 from sessions_app.models import Tenant
 
 
@@ -59,6 +59,8 @@ class SearchOutcome:
     offset: int = 0
     """Hits on earlier pages: this page shows hits offset + 1 to offset + hit_count."""
     next_cursor: str | None = None
+    identified: list[Identified] = field(default_factory=list)
+    """Conversations, runs and tool calls whose id is exactly the query, shown before the ranked hits."""
     query: str = ""
     """The query as searched (with an unfinished last word as a prefix while typing): what the next page repeats."""
 
@@ -157,6 +159,7 @@ def search_grouped(
         total_conversations=response.total_conversations,
         offset=response.offset,
         next_cursor=response.next_cursor,
+        identified=response.identified,
         query=searched,
     )
 
