@@ -336,9 +336,10 @@ def identify(
 ) -> list[Identified]:
     """The conversations, runs and tool-call messages whose id is exactly `query` (stripped), within the scope.
 
-    A tool call is found through the harness's tool-effect ledger (indexed by run), then its call and result
-    messages by the id as it stands in their JSON, matched whole; in one conversation or run, by its messages
-    alone, so a call the ledger never saw is found there too.
+    A tool call is found through the harness's tool-effect ledger (an index on tenant and call id), then its call
+    and result messages in the runs it names by the id as it stands in their JSON, matched whole. Reading every
+    message's JSON instead would cost a scan of the scope on every search; a call the ledger never recorded is
+    found by the words of its arguments and result, not by its id.
     """
     candidate = query.strip()
     if not candidate or len(candidate) > MAX_ID_CHARS:
@@ -360,14 +361,15 @@ def identify(
         "tenant_id", "conversation__external_id", "run_id"
     )[:3]:
         found.append(Identified("run", slugs[tenant_id], external_id, run))
-    entries = TranscriptEntry.objects.filter(tenant_id__in=slugs, summary_artifact=False)
+    ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate)
     if run_pk is not None:
-        entries = entries.filter(run_id=run_pk)
+        ledger = ledger.filter(run_id=run_pk)
     elif conversation_pk is not None:
-        entries = entries.filter(conversation_id=conversation_pk)
-    else:
-        ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate).values("run_id")
-        entries = entries.filter(run_id__in=ledger)
+        ledger = ledger.filter(run__conversation_id=conversation_pk)
+    run_pks = list(ledger.values_list("run_id", flat=True)[:MAX_IDENTIFIED])
+    if not run_pks:
+        return found
+    entries = TranscriptEntry.objects.filter(run_id__in=run_pks, summary_artifact=False)
     calls = entries.filter(message__data__contains=json_member("tool_call_id", candidate))
     for tenant_id, external_id, run, position, role in calls.order_by("conversation_id", "position").values_list(
         "tenant_id", "conversation__external_id", "run__run_id", "position", "role"

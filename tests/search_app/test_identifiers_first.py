@@ -53,11 +53,11 @@ def test_a_tool_call_id_finds_its_call_and_result(tenant, data):
     assert [item.role for item in response.identified] == ["tool_call", "tool_result"]
 
 
-def test_in_one_conversation_a_tool_call_is_found_without_the_ledger(tenant, data):
-    ToolEffect.objects.all().delete()
+def test_in_one_conversation_only_its_own_tool_calls_are_found(tenant, data):
     response = run_search(tenant=tenant, query="call-weather-1", conversation_id="deploy-2026-01-07")
     assert [item.position for item in response.identified] == [1, 2]
     assert run_search(tenant=tenant, query="call-weather-1", conversation_id="notes").identified == []
+    assert run_search(tenant=tenant, query="call-weather-1", scope="run", run_id="run-notes").identified == []
 
 
 def test_another_tenants_ids_are_never_identified(tenant, data):
