@@ -125,7 +125,9 @@ def search_grouped(
     except SearchError as error:  # an empty or oversized query, a bad filter or cursor: search says why
         return SearchOutcome(error=str(error), query=query)
     searched = query
-    prefixed = as_you_type(query) if typing and not cursor and not response.results else None
+    identified = response.identified  # an id typed whole is found as typed, not as a prefix
+    widen = typing and not cursor and not response.results and not identified
+    prefixed = as_you_type(query) if widen else None
     if prefixed:
         try:
             response = run_search(
@@ -159,7 +161,7 @@ def search_grouped(
         total_conversations=response.total_conversations,
         offset=response.offset,
         next_cursor=response.next_cursor,
-        identified=response.identified,
+        identified=identified,
         query=searched,
     )
 

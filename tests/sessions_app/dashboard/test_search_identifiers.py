@@ -47,3 +47,8 @@ def test_the_help_documents_the_syntax(world, as_role):
     help_text = page[page.index('id="search-help"') :]
     for syntax in ("conversation:ID", "run:ID", "agent:NAME", "tool:NAME", "role:user", "deplo*", "-staging"):
         assert syntax in help_text
+
+
+def test_a_tool_call_id_typed_whole_is_found_while_typing(world, as_role, weather):
+    typed = as_role("support").get("/search/?q=call-weather-1", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="identified"' in typed and "#1 · tool_call" in typed
