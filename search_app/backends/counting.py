@@ -3,9 +3,10 @@
 Ranking may prune (it only needs the top k); counting may not. A document matches when it is in the scope, the
 caller may see it (filters), it holds at least one positive clause (a word, a phrase as consecutive terms, a
 term starting with a prefix) and none of the excluded ones: exactly the documents a full ranking scores above
-zero (every idf is positive). One SQL statement over the candidates the full-text index names, testing each
-clause as a substring of the terms with doubled spaces (as sql_ranking counts them); a phrase of CJK characters
-(whose stored stream interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
+zero (every idf is positive). One SQL statement over the candidates the full-text index names: for words and
+prefixes those candidates are the matches; with a phrase or an exclusion each clause is tested as a substring of
+the terms with doubled spaces (as sql_ranking counts them); a phrase of CJK characters (whose stored stream
+interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
 """
 
 from dataclasses import dataclass
@@ -48,6 +49,13 @@ def count_matches(backend: SearchBackend, scope: Scope, query: ParsedQuery, filt
     base_params = [*params, *condition_params, *visible_params]
     if any(_cjk_phrase(clause) for clause in query.should + query.must_not):
         return _count_in_python(base, base_params, query)
+    if not query.must_not and not any(isinstance(clause, Phrase) for clause in query.should):
+        # Words and prefixes only: the full-text index names exactly the documents holding one (both backends match
+        # whole terms and term prefixes), so every candidate matches and no document's terms need reading.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*), count(DISTINCT conversation_id) {base}", base_params)
+            messages, conversations = cursor.fetchone()
+        return MatchCounts(int(messages or 0), int(conversations or 0))
     tests = " OR ".join(["s LIKE %s"] * len(query.should))
     like_params: list[str] = [_like(clause) for clause in query.should]
     sql = f"SELECT count(*), count(DISTINCT conversation_id) FROM (SELECT conversation_id, {_PADDED} AS s {base}) AS c"
