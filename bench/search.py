@@ -266,7 +266,7 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
 
     entry_columns = (
         "id, tenant_id, conversation_id, position, run_id, message_id, role, text, timestamp, "
-        "recovered_from_compaction, summary_artifact"
+        "recovered_from_compaction, summary_artifact, facts"
     )
     doc_columns = (
         "id, entry_id, tenant_id, conversation_id, run_id, agent_name, position, role, timestamp, length, terms"
@@ -277,7 +277,7 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
             with raw.cursor() as cursor:
                 with cursor.copy(f"COPY sessions_app_transcriptentry ({entry_columns}) FROM STDIN") as copy:
                     for row in entries:
-                        copy.write_row(row)
+                        copy.write_row((*row, "{}"))
                 entries_done = time.perf_counter()
                 with cursor.copy(f"COPY search_app_searchdocument ({doc_columns}) FROM STDIN") as copy:
                     for row in documents:
@@ -286,8 +286,8 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
             adapt = connection.ops.adapt_datetimefield_value
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    f"INSERT INTO sessions_app_transcriptentry ({entry_columns}) VALUES ({', '.join(['%s'] * 11)})",
-                    [(*row[:8], adapt(row[8]), *row[9:]) for row in entries],
+                    f"INSERT INTO sessions_app_transcriptentry ({entry_columns}) VALUES ({', '.join(['%s'] * 12)})",
+                    [(*row[:8], adapt(row[8]), *row[9:], "{}") for row in entries],
                 )
                 entries_done = time.perf_counter()
                 cursor.executemany(

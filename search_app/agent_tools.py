@@ -23,7 +23,9 @@ class InProcessSearchClient:
     def _resolve(self):
         return self._tenant if isinstance(self._tenant, Tenant) else Tenant.objects.get(slug=self._tenant)
 
-    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict:
+    def search(
+        self, *, query: str, conversation_id: str, run_id: str | None, limit: int, cursor: str | None = None
+    ) -> dict:
         try:
             response = run_search(
                 tenant=self._resolve(),
@@ -32,6 +34,7 @@ class InProcessSearchClient:
                 conversation_id=conversation_id,
                 run_id=run_id,
                 limit=limit,
+                cursor=cursor,
             )
             return response.as_dict()
         finally:

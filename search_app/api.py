@@ -1,7 +1,9 @@
 """GET /api/v1/search and GET /api/v1/conversations/<id>/messages: parse, call the service, answer JSON.
 
 The API key decides the tenant; there is no way to name another one. Bad input answers 400 with the problem
-named; a conversation that is missing or another tenant's answers the same 404.
+named (a changed cursor, or one from another search, included); a conversation that is missing or another
+tenant's answers the same 404. A search answers `total_matches` (messages) and `total_conversations` over all
+pages, and `next_cursor` to pass as `cursor` for the next page (null on the last).
 """
 
 from datetime import datetime
@@ -68,6 +70,7 @@ def search(request: ApiRequest) -> JsonResponse:
             since=_time_param(request, "since"),
             until=_time_param(request, "until"),
             limit=_int_param(request, "limit", None),
+            cursor=request.GET.get("cursor"),
         )
     except SearchError as error:
         return api_error(400, str(error))

@@ -9,24 +9,39 @@ which a scheduler runs; meanwhile searches over them answer `indexing: true`.
 What is indexed: the text of each transcript message (user, assistant, tool calls, tool results, system),
 rendered without reasoning, media, and the search tools' own calls and results, so past searches never crowd
 out what they were looking for. Summary artifacts are not transcript messages and are not indexed.
+
+Masked means unsearchable: the text is redacted (search_app.redaction: the built-in credential shapes and the
+tenant's own patterns) before it is tokenized, so no word, prefix or phrase of a masked value is ever in the
+index. A tenant whose patterns do not compile gets nothing indexed (fail closed) until they are fixed. Changing a
+tenant's patterns (`tenant_patterns_changed`) marks every conversation of the tenant pending in the same
+transaction; a pending conversation is out of every search scope (search_app.service) until it is rebuilt under
+the new patterns, in a background thread started after the commit or by `manage.py reindex --pending`.
+
+The tenant's patterns are read under a shared row lock (PostgreSQL `FOR SHARE`): a pattern change (an UPDATE of
+the tenant row) waits for writers that masked with the old patterns to commit, and only then marks the tenant's
+conversations pending, so no document masked with old patterns outlives the change.
 """
 
+import logging
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from search_app.models import ConversationIndex, SearchDocument
+from search_app.redaction import Pattern, compile_rules, redact
 from search_app.tokenize import index_terms
 from sessions_app.core.rendering import message_text
 from sessions_app.core.serialization import load_message
-from sessions_app.models import Conversation, Run, StoredMessage, TranscriptEntry
+from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
 
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
 _CHUNK = 2000
+logger = logging.getLogger(__name__)
 
 
 def skipped_tools() -> tuple[str, ...]:
@@ -39,15 +54,33 @@ def indexed_text(data: str) -> str:
     return message_text(load_message(data), skip_tools=skipped_tools())
 
 
+def _masking_rules(tenant_ids: Iterable[int]) -> dict[int, tuple[Pattern, ...] | None]:
+    """Each tenant's compiled patterns, read under a shared lock on its row; None for patterns that do not compile."""
+    ids = sorted(set(tenant_ids))
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {Tenant._meta.db_table} WHERE id = ANY(%s) FOR SHARE", [ids])
+    rules: dict[int, tuple[Pattern, ...] | None] = {}
+    for tenant_id, patterns in Tenant.objects.filter(id__in=ids).values_list("id", "redaction_patterns"):
+        try:
+            rules[tenant_id] = compile_rules(patterns or [])
+        except ValueError as error:
+            logger.warning("Tenant %s: nothing is indexed while a redaction pattern is unusable: %s", tenant_id, error)
+            rules[tenant_id] = None
+    return rules
+
+
 def _documents(entries: Sequence[TranscriptEntry]) -> list[SearchDocument]:
     entries = [entry for entry in entries if not entry.summary_artifact]
     if not entries:
         return []
+    rules = _masking_rules(e.tenant_id for e in entries)
+    entries = [entry for entry in entries if rules.get(entry.tenant_id) is not None]
     data = dict(StoredMessage.objects.filter(id__in={e.message_id for e in entries}).values_list("id", "data"))
     agents = dict(Run.objects.filter(id__in={e.run_id for e in entries}).values_list("id", "agent_name"))
     documents = []
     for entry in entries:
-        terms = index_terms(indexed_text(data[entry.message_id]))
+        terms = index_terms(redact(indexed_text(data[entry.message_id]), rules[entry.tenant_id] or ()))
         if not terms:
             continue
         documents.append(
@@ -118,6 +151,32 @@ def mark_pending(conversation_ids: Iterable[int]) -> int:
         [ConversationIndex(conversation_id=cid, tenant_id=tid) for cid, tid in rows], ignore_conflicts=True
     )
     return ConversationIndex.objects.filter(conversation_id__in=[cid for cid, _ in rows]).update(pending=True)
+
+
+def tenant_patterns_changed(tenant_id: int) -> int:
+    """Call in the transaction that changes a tenant's redaction patterns: every conversation of the tenant with a
+    transcript goes pending (out of search until rebuilt), and a background rebuild starts once it commits."""
+    ids = TranscriptEntry.objects.filter(tenant_id=tenant_id).values_list("conversation_id", flat=True).distinct()
+    marked = mark_pending(ids)
+    transaction.on_commit(lambda: reindex_tenant_in_background(tenant_id))
+    return marked
+
+
+def reindex_tenant_in_background(tenant_id: int) -> threading.Thread:
+    """Rebuild the tenant's pending conversations in a daemon thread; `reindex --pending` finishes what a stopped
+    process leaves."""
+
+    def work() -> None:
+        try:
+            reconcile_pending([tenant_id])
+        except Exception:  # a thread has no caller: log it; the conversations stay pending for the scheduler
+            logger.exception("Background re-index of tenant %s failed", tenant_id)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work, name=f"reindex-tenant-{tenant_id}", daemon=True)
+    thread.start()
+    return thread
 
 
 def reindex_conversation(conversation_id: int) -> int:

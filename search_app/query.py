@@ -4,6 +4,11 @@ Syntax: words (each scores on its own; a document needs at least one), `"quoted 
 `-"phrase"` to exclude, `prefix*`. A word that the tokenizer splits (an identifier such as `rollback-v2.sh` or
 `QUOKKA-5521`) is the phrase of its parts, so it matches the identifier and not the parts scattered about.
 A run of CJK characters is searched by its bigrams, each scoring on its own, as Lucene's CJK analyzer does.
+
+Filters narrow what is searched without scoring: `conversation:ID`, `run:ID`, `agent:NAME`, `tool:NAME` and
+`role:ROLE` (a value with spaces in quotes: `agent:"release bot"`). Keys are case-insensitive; `role:` may be
+given several times (any of them), the others once. A filter is not a word: to search for the text `role:user`,
+quote it. Which values exist (a role's name, an id of the caller's tenant) is decided by search_app.service.
 """
 
 import re
@@ -37,17 +42,36 @@ class Prefix:
 Clause = Term | Phrase | Prefix
 
 
+FILTER_KEYS = ("conversation", "run", "agent", "tool", "role")
+MAX_FILTER_VALUE_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFilters:
+    """The `key:value` filters of a query; None (or no roles) where the query sets none."""
+
+    conversation: str | None = None
+    run: str | None = None
+    agent: str | None = None
+    tool: str | None = None
+    roles: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
     should: tuple[Clause, ...]
     must_not: tuple[Clause, ...]
+    filters: QueryFilters = QueryFilters()
 
     def terms_to_find(self) -> tuple[Clause, ...]:
         """Clauses whose documents are candidates: every positive clause."""
         return self.should
 
 
-_CHUNK = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
+_CHUNK = re.compile(
+    r'(?P<fneg>-?)(?P<key>(?i:conversation|run|agent|tool|role)):(?:"(?P<quoted>[^"]*)"?|(?P<bare>[^\s"]\S*))?'
+    r'|(?P<pneg>-?)"(?P<phrase>[^"]*)"?|(?P<wneg>-?)(?P<word>\S+)'
+)
 
 
 def _runs(found: list[Token]) -> tuple[list[str], list[list[str]]]:
@@ -116,20 +140,60 @@ def parse_query(query: str) -> ParsedQuery:
         raise QueryError("The query is empty: give at least one word to search for.")
     should: list[Clause] = []
     must_not: list[Clause] = []
+    found: dict[str, list[str]] = {key: [] for key in FILTER_KEYS}
     for match in _CHUNK.finditer(query):
-        if match.group(2) is not None:
-            negated, clauses = bool(match.group(1)), _phrase_clauses(match.group(2))
+        if match.group("key") is not None:
+            found[match.group("key").lower()].append(_filter_value(match))
+            continue
+        if match.group("phrase") is not None:
+            negated, clauses = bool(match.group("pneg")), _phrase_clauses(match.group("phrase"))
         else:
-            negated, chunk = bool(match.group(3)), match.group(4)
+            negated, chunk = bool(match.group("wneg")), match.group("word")
             if chunk.endswith("*"):
                 clauses = _prefix_clauses(chunk, negated=negated)
             else:
                 clauses = _word_clauses(chunk, negated=negated)
         (must_not if negated else should).extend(clauses)
+    filters = _filters(found)
     should = list(dict.fromkeys(should))
     must_not = list(dict.fromkeys(must_not))
     if not should:
+        if filters != QueryFilters():
+            raise QueryError("The query only has filters: give at least one word to search for as well.")
         if must_not:
             raise QueryError("The query only excludes words: give at least one word to search for.")
         raise QueryError("The query has no letters or digits to search for.")
-    return ParsedQuery(should=tuple(should), must_not=tuple(must_not))
+    return ParsedQuery(should=tuple(should), must_not=tuple(must_not), filters=filters)
+
+
+def _filter_value(match: re.Match[str]) -> str:
+    key = match.group("key").lower()
+    if match.group("fneg"):
+        raise QueryError(
+            f"'-{key}:' cannot exclude: filters only narrow the search. To exclude the words, quote them: "
+            f'-"{key}:…".'
+        )
+    value = match.group("quoted") if match.group("quoted") is not None else match.group("bare")
+    if value is None or not value.strip():
+        raise QueryError(f"The filter '{key}:' has no value: write {key}:VALUE, or {key}:\"a value\" with spaces.")
+    if len(value) > MAX_FILTER_VALUE_CHARS:
+        raise QueryError(
+            f"The value of '{key}:' is {len(value)} characters long; the limit is {MAX_FILTER_VALUE_CHARS}."
+        )
+    return value.strip()
+
+
+def _filters(found: dict[str, list[str]]) -> QueryFilters:
+    single: dict[str, str | None] = {}
+    for key in ("conversation", "run", "agent", "tool"):
+        values = list(dict.fromkeys(found[key]))
+        if len(values) > 1:
+            raise QueryError(
+                f"The query names {len(values)} values for '{key}:' ({', '.join(repr(v[:40]) for v in values[:3])}): "
+                "a search narrows to one."
+            )
+        single[key] = values[0] if values else None
+    roles = tuple(dict.fromkeys(role.lower() for role in found["role"]))
+    return QueryFilters(
+        conversation=single["conversation"], run=single["run"], agent=single["agent"], tool=single["tool"], roles=roles
+    )

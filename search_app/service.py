@@ -2,8 +2,12 @@
 
 Order of work in `run_search`: validate everything, resolve the scope (what the caller may see; anything
 outside it answers exactly like something that does not exist), take BM25 statistics over that scope, read
-candidates from the full-text index, apply filters and exclusions, rank exactly, cut to the limit, and only then
+candidates from the full-text index, apply filters and exclusions, rank exactly, cut to the page, and only then
 load, redact and snippet the hits that are returned. Visibility is decided before any limit applies.
+
+Every response carries the exact number of matching messages and of the conversations they are in (counted by
+search_app.backends.counting, apart from the ranking, which may prune) and, while more remain, an opaque cursor
+for the next page (search_app.paging).
 """
 
 import json
@@ -12,20 +16,21 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Max, Sum
 
-from search_app import bm25
+from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
-from search_app.backends.base import fetch_candidates, scope_sql
+from search_app.backends.base import fetch_candidates, json_member, scope_sql
+from search_app.backends.counting import count_matches
 from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.query import ParsedQuery, QueryError, parse_query
+from search_app.query import ParsedQuery, QueryError, QueryFilters, parse_query
 from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
-from sessions_app.models import Conversation, MessageRole, Run, Tenant, TranscriptEntry
+from sessions_app.models import Conversation, MessageRole, Run, Tenant, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 
 DEFAULT_LIMIT = 10
@@ -72,23 +77,51 @@ class SearchHit:
         return data
 
 
+@dataclass(frozen=True)
+class Identified:
+    """A conversation, run or tool call whose id is exactly the query: answered before any ranked result."""
+
+    kind: str  # "conversation", "run" or "tool_call"
+    tenant: str
+    conversation_id: str
+    run_id: str = ""
+    position: int | None = None
+    role: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass
 class SearchResponse:
+    identified: list[Identified] = field(default_factory=list)
+    """What the query names exactly (by conversation, run or tool-call id), first page only."""
     results: list[SearchHit] = field(default_factory=list)
     indexing: bool = False
     truncated: bool = False
     message: str = ""
     scope: str = "conversation"
     total_matches: int = 0
+    """Matching messages in the scope (all pages), exactly."""
+    total_conversations: int = 0
+    """Conversations holding at least one matching message, exactly."""
+    offset: int = 0
+    """Results on earlier pages: this page shows results offset + 1 to offset + len(results)."""
+    next_cursor: str | None = None
+    """Pass as `cursor` with the same search for the next page; None on the last page."""
 
     def as_dict(self) -> dict:
         return {
+            "identified": [item.as_dict() for item in self.identified],
             "results": [hit.as_dict() for hit in self.results],
             "indexing": self.indexing,
             "truncated": self.truncated,
             "message": self.message,
             "scope": self.scope,
             "total_matches": self.total_matches,
+            "total_conversations": self.total_conversations,
+            "offset": self.offset,
+            "next_cursor": self.next_cursor,
         }
 
 
@@ -104,31 +137,64 @@ def fit_response(response: SearchResponse, max_bytes: int = MAX_RESPONSE_BYTES) 
     return response
 
 
-def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -> tuple[ParsedQuery, int]:
+def _validate(query: str, scope: str, limit: int | None, roles: Sequence[str]) -> tuple[ParsedQuery | QueryError, int]:
+    """The parsed query (or why it cannot be parsed: a pasted id may still be found) and the limit."""
     if not isinstance(query, str):
         raise SearchError("The query must be text.")
     try:
-        parsed = parse_query(query)
+        parsed: ParsedQuery | QueryError = parse_query(query)
     except QueryError as error:
-        raise SearchError(str(error)) from None
+        parsed = error
     if scope not in SCOPES:
         raise SearchError(f"Unknown scope {scope!r}: use one of {', '.join(SCOPES)}.")
     if limit is None:
         limit = DEFAULT_LIMIT
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise SearchError(f"The limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
-    unknown = sorted(set(roles) - set(MessageRole.values))
-    if unknown:
-        raise SearchError(f"Unknown role {unknown[0]!r}: use one of {', '.join(MessageRole.values)}.")
+    _check_roles(roles)
     return parsed, limit
 
 
+def _check_roles(roles: Sequence[str]) -> None:
+    unknown = sorted(set(roles) - set(MessageRole.values))
+    if unknown:
+        raise SearchError(f"Unknown role {unknown[0]!r}: use one of {', '.join(MessageRole.values)}.")
+
+
+def _agree(name: str, in_query: str | None, given: str | None) -> str | None:
+    """One value for a filter given both in the query (`name:value`) and as a parameter, or the error."""
+    if in_query is not None and given and in_query != given:
+        raise SearchError(
+            f"The query's {name}:{in_query[:80]!r} differs from the {name} searched ({given[:80]!r}): "
+            f"a search covers one {name}."
+        )
+    return in_query if in_query is not None else given
+
+
+def _roles(in_query: tuple[str, ...], given: Sequence[str]) -> tuple[str, ...]:
+    _check_roles(in_query)
+    if in_query and given:
+        both = tuple(role for role in in_query if role in given)
+        if not both:
+            raise SearchError(
+                f"The query's role: ({', '.join(in_query)}) and the roles asked for ({', '.join(given)}) "
+                "have none in common."
+            )
+        return both
+    return tuple(in_query or given)
+
+
 def _statistics(scope: Scope) -> bm25.ScopeStats:
+    pending = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids, pending=True)
     if scope.run_pk is not None:
         documents = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids, run_id=scope.run_pk)
+        if scope.exclude_pending:
+            documents = documents.exclude(conversation_id__in=pending.values("conversation_id"))
         row = documents.aggregate(n=Count("id"), length=Sum("length"))
         return bm25.ScopeStats(row["n"] or 0, row["length"] or 0)
     rows = ConversationIndex.objects.filter(tenant_id__in=scope.tenant_ids)
+    if scope.exclude_pending:
+        rows = rows.filter(pending=False)
     if scope.conversation_pk is not None:
         rows = rows.filter(conversation_id=scope.conversation_pk)
     row = rows.aggregate(n=Sum("documents"), length=Sum("total_length"))
@@ -159,11 +225,13 @@ def run_search(
     until: datetime | None = None,
     limit: int | None = None,
     tenants: Sequence[Tenant] | None = None,
+    cursor: str | None = None,
 ) -> SearchResponse:
     """Ranked hits for `query` within what the caller may see; raises `SearchError` for bad input.
 
     `tenant` is the caller's current tenant. `scope="tenants"` searches every tenant in `tenants` (the caller's
-    own, as decided by the caller's permissions) and must include `tenant`.
+    own, as decided by the caller's permissions) and must include `tenant`. `cursor` is a previous response's
+    `next_cursor` for the same search.
     """
     parsed, limit = _validate(query, scope, limit, roles)
     searchable = [tenant]
@@ -172,59 +240,192 @@ def run_search(
             raise SearchError("Searching several tenants needs the list of tenants the caller belongs to.")
         searchable = list({t.id: t for t in tenants}.values())
     tenant_ids = tuple(t.id for t in searchable)
-    response = SearchResponse(scope=scope)
+    search_print = paging.fingerprint(
+        query=query,
+        scope=scope,
+        conversation_id=conversation_id,
+        run_id=run_id,
+        roles=roles,
+        agent=agent,
+        since=since,
+        until=until,
+        tenant_ids=tenant_ids,
+    )
+    after = paging.decode(cursor, search_print) if cursor is not None else None
+    response = SearchResponse(scope=scope, offset=after.offset if after else 0)
+
+    named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
+    conversation_ref = _agree(
+        "conversation", named.conversation, conversation_id if scope == "conversation" else None
+    )
+    run_ref = _agree("run", named.run, run_id)
+    agent = _agree("agent", named.agent, agent)
+    roles = _roles(named.roles, roles)
 
     conversation_pk = run_pk = None
-    if scope == "conversation":
-        if not conversation_id:
-            response.message = NEEDS_CONVERSATION
-            return response
-        conversation_pk = (
-            scoped(Conversation, tenant).filter(external_id=conversation_id).values_list("id", flat=True).first()
-        )
+    if scope == "conversation" and not conversation_ref:
+        response.message = NEEDS_CONVERSATION
+        return response
+    if conversation_ref:
+        # The caller's conversation (conversation scope), or the conversation: filter within the searched tenants.
+        conversations = Conversation.objects.filter(tenant_id__in=tenant_ids, external_id=conversation_ref)
+        if scope == "conversation":
+            conversations = scoped(Conversation, tenant).filter(external_id=conversation_ref)
+        conversation_pk = conversations.order_by("id").values_list("id", flat=True).first()
         if conversation_pk is None:
-            response.message = no_history_for_conversation(conversation_id)
+            response.message = no_history_for_conversation(conversation_ref)
             return response
-    if scope == "run" and not run_id:
+    if scope == "run" and not run_ref:
         response.message = NEEDS_RUN
         return response
-    if run_id:
-        runs = Run.objects.filter(tenant_id__in=tenant_ids, run_id=run_id)
+    if run_ref:
+        runs = Run.objects.filter(tenant_id__in=tenant_ids, run_id=run_ref)
         if conversation_pk is not None:
             runs = runs.filter(conversation_id=conversation_pk)
-        run_pk = runs.values_list("id", flat=True).first()
+        run_pk = runs.order_by("id").values_list("id", flat=True).first()
         if run_pk is None:
-            response.message = no_history_for_run(run_id)
+            response.message = no_history_for_run(run_ref)
             return response
 
-    search_scope = Scope(tenant_ids=tenant_ids, conversation_pk=conversation_pk, run_pk=run_pk)
+    if after is None:
+        response.identified = identify(query, searchable, conversation_pk, run_pk)
+    if isinstance(parsed, QueryError):
+        if response.identified:
+            return response  # an id that is no query (only punctuation, say) is still found
+        raise SearchError(str(parsed))
+
     response.indexing = pending_in(tenant_ids, conversation_pk)
-    stats = _statistics(search_scope)
+    # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
+    # the tenant's current masking patterns.
+    search_scope = Scope(
+        tenant_ids,
+        conversation_pk,
+        run_pk,
+        exclude_pending=response.indexing,
+        max_document_id=after.max_document_id if after else None,
+    )
+    if after is None:
+        # The point in time later pages see: read before ranking, so a page-one result is never past it.
+        newest = SearchDocument.objects.aggregate(newest=Max("id"))["newest"] or 0
+        stats = _statistics(search_scope)
+    else:
+        newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
+    backend = backend_for_connection()
+    filters = Filters(roles, agent, since, until, named.tool)
+    counts = count_matches(backend, search_scope, parsed, filters)
+    response.total_matches, response.total_conversations = counts.messages, counts.conversations
+    ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    response.results = _hits(ranked, parsed, searchable)
+    fit_response(response)
+    shown = len(response.results)
+    if shown and response.offset + shown < min(response.total_matches, paging.MAX_DEPTH):
+        key, score = ranked[shown - 1]
+        position = paging.PageCursor(
+            response.offset + shown, score, key, newest, stats.documents, stats.total_length
+        )
+        response.next_cursor = paging.encode(position, search_print)
+    return response
+
+
+MAX_IDENTIFIED = 10
+MAX_ID_CHARS = 400
+
+
+def identify(
+    query: str, tenants: Sequence[Tenant], conversation_pk: int | None = None, run_pk: int | None = None
+) -> list[Identified]:
+    """The conversations, runs and tool-call messages whose id is exactly `query` (stripped), within the scope.
+
+    A tool call is found through the harness's tool-effect ledger (an index on tenant and call id), then its call
+    and result messages in the runs it names by the id as it stands in their JSON, matched whole. Reading every
+    message's JSON instead would cost a scan of the scope on every search; a call the ledger never recorded is
+    found by the words of its arguments and result, not by its id.
+    """
+    candidate = query.strip()
+    if not candidate or len(candidate) > MAX_ID_CHARS:
+        return []
+    slugs = {t.id: t.slug for t in tenants}
+    found: list[Identified] = []
+    if run_pk is None:
+        conversations = Conversation.objects.filter(tenant_id__in=slugs, external_id=candidate)
+        if conversation_pk is not None:
+            conversations = conversations.filter(id=conversation_pk)
+        for tenant_id, external_id in conversations.order_by("id").values_list("tenant_id", "external_id")[:3]:
+            found.append(Identified("conversation", slugs[tenant_id], external_id))
+    runs = Run.objects.filter(tenant_id__in=slugs, run_id=candidate)
+    if conversation_pk is not None:
+        runs = runs.filter(conversation_id=conversation_pk)
+    if run_pk is not None:
+        runs = runs.filter(id=run_pk)
+    for tenant_id, external_id, run in runs.order_by("id").values_list(
+        "tenant_id", "conversation__external_id", "run_id"
+    )[:3]:
+        found.append(Identified("run", slugs[tenant_id], external_id, run))
+    ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate)
+    if run_pk is not None:
+        ledger = ledger.filter(run_id=run_pk)
+    elif conversation_pk is not None:
+        ledger = ledger.filter(run__conversation_id=conversation_pk)
+    run_pks = list(ledger.values_list("run_id", flat=True)[:MAX_IDENTIFIED])
+    if not run_pks:
+        return found
+    entries = TranscriptEntry.objects.filter(run_id__in=run_pks, summary_artifact=False)
+    calls = entries.filter(message__data__contains=json_member("tool_call_id", candidate))
+    for tenant_id, external_id, run, position, role in calls.order_by("conversation_id", "position").values_list(
+        "tenant_id", "conversation__external_id", "run__run_id", "position", "role"
+    )[:MAX_IDENTIFIED]:
+        found.append(Identified("tool_call", slugs[tenant_id], external_id, run, position, role))
+    return found
+
+
+def _rank(
+    parsed: ParsedQuery, search_scope: Scope, stats: bm25.ScopeStats, filters: Filters, window: int
+) -> list[tuple[int, float]]:
+    """The top `window` (document id, score) of the scope, best first, ties by id, from the fastest exact ranker."""
     backend = backend_for_connection()
     lookup = Lookup.of(parsed.should)
-    filters = Filters(tuple(roles), agent, since, until)
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
     if in_database and backend.vendor == "postgresql" and postings_rankable(parsed, search_scope, filters):
-        ranked, response.total_matches = rank_with_postings(parsed, search_scope, stats, bm25_params(), limit)
-    elif in_database and sql_rankable(parsed):
-        ranked, response.total_matches = rank_in_database(
+        return rank_with_postings(parsed, search_scope, stats, bm25_params(), window)[0]
+    if in_database and sql_rankable(parsed):
+        return rank_in_database(
             parsed,
             *scope_sql(search_scope),
             *backend.candidate_sql(search_scope, lookup),
             stats,
             bm25_params(),
             filters,
-            limit,
-        )
-    else:
-        candidates = fetch_candidates(backend, search_scope, lookup, filters)
-        ranking = bm25.rank(parsed, candidates, stats, bm25_params())
-        response.total_matches = len(ranking)
-        ranked = ranking[:limit]
-    response.results = _hits(ranked, parsed, searchable)
-    return fit_response(response)
+            window,
+        )[0]
+    candidates = fetch_candidates(backend, search_scope, lookup, filters)
+    return bm25.rank(parsed, candidates, stats, bm25_params())[:window]
+
+
+def _page(
+    parsed: ParsedQuery,
+    search_scope: Scope,
+    stats: bm25.ScopeStats,
+    filters: Filters,
+    limit: int,
+    after: paging.PageCursor | None,
+) -> list[tuple[int, float]]:
+    """The `limit` results following the cursor's (score, id), or the first `limit`.
+
+    The rankers answer a top k, so a page is cut from the top offset + limit. When messages arrived or left since
+    the cursor was made, fewer may follow it there; the window then grows until the page is full or the ranking
+    ends, so a page never repeats a result the previous one showed.
+    """
+    if after is None:
+        return _rank(parsed, search_scope, stats, filters, limit)
+    window = after.offset + limit
+    while True:
+        ranked = _rank(parsed, search_scope, stats, filters, window)
+        following = [(key, score) for key, score in ranked if after.after(score, key)]
+        if len(following) >= limit or len(ranked) < window or window >= paging.MAX_DEPTH + limit:
+            return following[:limit]
+        window = min(window * 2, paging.MAX_DEPTH + limit)
 
 
 def _hits(ranked: list[tuple[int, float]], parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list[SearchHit]:

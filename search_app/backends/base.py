@@ -4,6 +4,7 @@ A backend only answers "which documents of this scope can match": a WHERE condit
 full-text index. Statistics, ranking and everything after are shared (search_app.service, bm25, sql_ranking).
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,8 +14,22 @@ from django.db import connection
 
 from search_app.bm25 import Document
 from search_app.query import Clause, Phrase, Prefix, Term
+from sessions_app.models import StoredMessage, TranscriptEntry
 
 DOCS = "search_app_searchdocument"
+ENTRIES = TranscriptEntry._meta.db_table
+MESSAGES = StoredMessage._meta.db_table
+
+
+def json_member(key: str, value: str) -> str:
+    """`"key":"value"` as compact JSON writes it (the stored messages' form): the value whole, quotes included."""
+    return f'"{key}":{json.dumps(value, ensure_ascii=False)}'
+
+
+def json_like(key: str, value: str) -> str:
+    """A LIKE pattern (escaped with a backslash) finding `json_member(key, value)` anywhere."""
+    literal = json_member(key, value)
+    return "%" + literal.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +39,10 @@ class Scope:
     tenant_ids: tuple[int, ...]
     conversation_pk: int | None = None
     run_pk: int | None = None
+    exclude_pending: bool = False
+    """Leave out conversations waiting for a rebuild: their documents may predate the tenant's masking patterns."""
+    max_document_id: int | None = None
+    """Only documents up to this id: a later page sees the index as the first page did (search_app.paging)."""
 
     @property
     def small(self) -> bool:
@@ -39,6 +58,8 @@ class Filters:
     agent: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    tool: str | None = None
+    """Only messages with a call to, or a result of, the tool of this exact name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +106,16 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
     if scope.run_pk is not None:
         sql += " AND run_id = %s"
         params.append(scope.run_pk)
+    if scope.max_document_id is not None:
+        sql += " AND id <= %s"
+        params.append(scope.max_document_id)
+    if scope.exclude_pending:
+        tenants = ", ".join(["%s"] * len(scope.tenant_ids))
+        sql += (
+            " AND conversation_id NOT IN (SELECT conversation_id FROM search_app_conversationindex"
+            f" WHERE pending = %s AND tenant_id IN ({tenants}))"
+        )
+        params += [True, *scope.tenant_ids]
     return sql, params
 
 
@@ -104,6 +135,13 @@ def visible_sql(filters: Filters) -> tuple[str, list]:
     if filters.until is not None:
         conditions.append("timestamp IS NOT NULL AND timestamp < %s")
         params.append(adapt(filters.until))
+    if filters.tool is not None:
+        # The stored message JSON names each part's tool as `"tool_name":"…"`; the name is matched whole, as JSON.
+        conditions.append(
+            f"EXISTS (SELECT 1 FROM {ENTRIES} e JOIN {MESSAGES} m ON m.id = e.message_id "
+            "WHERE e.id = entry_id AND m.data LIKE %s ESCAPE '\\')"
+        )
+        params.append(json_like("tool_name", filters.tool))
     return (f"({' AND '.join(conditions)})" if conditions else "1 = 1"), params
 
 

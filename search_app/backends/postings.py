@@ -23,6 +23,8 @@ _NORM = f"{_F} * (1.0 - {_F} + {_F} * {{length}} / {_F})"
 def postings_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
     return (
         scope.run_pk is None
+        and not scope.exclude_pending
+        and scope.max_document_id is None
         and filters == Filters()
         and all(isinstance(clause, Term) for clause in query.must_not)
         and all(

@@ -102,7 +102,7 @@ def rank_in_database(
         WITH c AS MATERIALIZED (
             SELECT id, {", ".join(columns)}
             FROM (
-                SELECT id, length, role, agent_name, timestamp,
+                SELECT id, entry_id, length, role, agent_name, timestamp,
                        '  ' || replace(terms, ' ', '  ') || '  ' AS s
                 FROM {DOCS} WHERE {scope_sql}{f" AND {candidate_sql}" if candidate_sql else ""}
             ) AS x

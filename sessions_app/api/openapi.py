@@ -58,8 +58,24 @@ def _post(model: type[BaseModel], summary: str, *success: str, path_params: tupl
     }
 
 
-def _query(name: str, schema: dict[str, Any], *, required: bool = False) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": required, "schema": schema}
+def _query(name: str, schema: dict[str, Any], *, required: bool = False, description: str = "") -> dict[str, Any]:
+    parameter = {"name": name, "in": "query", "required": required, "schema": schema}
+    return {**parameter, "description": description} if description else parameter
+
+
+SEARCH_SYNTAX = (
+    'Words (any; rarer words weigh more), "a phrase", -word or -"phrase" to exclude, prefix* (two characters or '
+    "more). Filters narrow without scoring: conversation:ID, run:ID, agent:NAME, tool:NAME (exact tool name), "
+    "role:ROLE (repeatable: any of them); quote a value with spaces (agent:\"release bot\"); a filter that "
+    "disagrees with conversation_id, run_id, agent or role is a 400. A query that is exactly a conversation, run or "
+    "tool-call id also answers it in `identified`, before `results`. Masked values (credentials, the tenant's "
+    "redaction patterns) are never matched."
+)
+SEARCH_PAGING = (
+    "The `next_cursor` of the previous page of the same search (same q, scope and filters). The answer counts every "
+    "match (`total_matches` messages in `total_conversations` conversations) and the pages walk one ranking, score "
+    "then id, as the index stood at the first page. A changed cursor, or one of another search, is a 400."
+)
 
 
 def _get(
@@ -137,7 +153,7 @@ def document() -> dict[str, Any]:
             "/api/v1/search": _get(
                 "Ranked search (exact BM25)",
                 [
-                    _query("q", {"type": "string", "maxLength": 1000}),
+                    _query("q", {"type": "string", "maxLength": 1000}, description=SEARCH_SYNTAX),
                     _query("scope", {"type": "string", "enum": ["conversation", "run", "tenant"]}),
                     _query("conversation_id", ID_PARAM),
                     _query("run_id", ID_PARAM),
@@ -146,6 +162,7 @@ def document() -> dict[str, Any]:
                     _query("since", {"type": "string", "format": "date-time"}),
                     _query("until", {"type": "string", "format": "date-time"}),
                     _query("limit", INT),
+                    _query("cursor", {"type": "string", "maxLength": 512}, description=SEARCH_PAGING),
                 ],
                 "200",
             ),

@@ -48,7 +48,9 @@ INSTRUCTIONS = (
 class SearchClient(Protocol):
     """Where the tools get answers: the JSON shapes of GET /api/v1/search and .../messages."""
 
-    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict[str, Any]: ...
+    def search(
+        self, *, query: str, conversation_id: str, run_id: str | None, limit: int, cursor: str | None = None
+    ) -> dict[str, Any]: ...
 
     def context(
         self, *, conversation_id: str, run_id: str, position: int, before: int, after: int
@@ -77,11 +79,11 @@ class HttpSearchClient:
         response.raise_for_status()
         return body
 
-    def search(self, *, query: str, conversation_id: str, run_id: str | None, limit: int) -> dict[str, Any]:
-        return self._get(
-            "/api/v1/search",
-            {"q": query, "scope": "conversation", "conversation_id": conversation_id, "run_id": run_id, "limit": limit},
-        )
+    def search(
+        self, *, query: str, conversation_id: str, run_id: str | None, limit: int, cursor: str | None = None
+    ) -> dict[str, Any]:
+        params = {"q": query, "scope": "conversation", "conversation_id": conversation_id, "run_id": run_id}
+        return self._get("/api/v1/search", {**params, "limit": limit, "cursor": cursor})
 
     def context(self, *, conversation_id: str, run_id: str, position: int, before: int, after: int) -> dict[str, Any]:
         return self._get(
@@ -104,8 +106,13 @@ def format_search(query: str, body: dict[str, Any]) -> str:
         f"position: {hit['position']} | {hit['role']}]\n{hit['snippet']}"
         for hit in results
     ]
-    header = f"Found {len(results)} match(es) for '{query}':{note}\n\n"
+    total = body.get("total_matches", len(results))
+    first = body.get("offset", 0) + 1
+    shown = "" if first == 1 and total == len(results) else f"; showing {first} to {first + len(results) - 1}"
+    header = f"Found {total} match(es) for '{query}'{shown}:{note}\n\n"
     footer = "\n\nOpen a result with read_conversation_context(run_id, position)."
+    if body.get("next_cursor"):
+        footer += f"\nMore matches: call search_conversation_history again with cursor='{body['next_cursor']}'."
     return header + "\n\n---\n\n".join(blocks) + footer
 
 
@@ -132,19 +139,26 @@ class SessiondeskSearchToolset(FunctionToolset[AgentDepsT]):
             self.read_conversation_context, name="read_conversation_context", description=READ_DESCRIPTION
         )
 
-    def search_conversation_history(self, ctx: RunContext[AgentDepsT], query: str, run_id: str | None = None) -> str:
+    def search_conversation_history(
+        self, ctx: RunContext[AgentDepsT], query: str, run_id: str | None = None, cursor: str | None = None
+    ) -> str:
         """Search persisted conversation history.
 
         Args:
             ctx: The run context.
             query: Words to search for; rare words weigh more.
             run_id: Only this run's history.
+            cursor: The cursor a previous answer gave for its next matches (same query and run_id).
         """
         if ctx.conversation_id is None:
             return NEEDS_CONVERSATION
         try:
             body = self._client.search(
-                query=query, conversation_id=ctx.conversation_id, run_id=run_id, limit=self._max_matches
+                query=query,
+                conversation_id=ctx.conversation_id,
+                run_id=run_id,
+                limit=self._max_matches,
+                cursor=cursor,
             )
         except SearchError as error:
             return f"The search was not run: {error}"

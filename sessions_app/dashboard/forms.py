@@ -90,6 +90,8 @@ class SearchForm(forms.Form):
     until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     conversation = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
     everywhere = forms.BooleanField(required=False, label="All my tenants")
+    # Checked by search itself (search_app.paging), which names what is wrong with a bad one.
+    cursor = forms.CharField(required=False, max_length=512, widget=forms.HiddenInput)
 
     def since_dt(self) -> datetime | None:
         return _start_of(self.cleaned_data.get("since"))

@@ -13,7 +13,7 @@ from typing import TypedDict
 from django.utils.safestring import SafeString, mark_safe
 
 from search_app.errors import SearchError
-from search_app.service import run_search
+from search_app.service import Identified, run_search
 from sessions_app.models import Tenant
 
 
@@ -53,6 +53,24 @@ class SearchOutcome:
     indexing: bool = False
     truncated: bool = False
     error: str = ""
+    total_matches: int = 0
+    """Matching messages on every page, exactly."""
+    total_conversations: int = 0
+    offset: int = 0
+    """Hits on earlier pages: this page shows hits offset + 1 to offset + hit_count."""
+    next_cursor: str | None = None
+    identified: list[Identified] = field(default_factory=list)
+    """Conversations, runs and tool calls whose id is exactly the query, shown before the ranked hits."""
+    query: str = ""
+    """The query as searched (with an unfinished last word as a prefix while typing): what the next page repeats."""
+
+    @property
+    def first(self) -> int:
+        return self.offset + 1
+
+    @property
+    def last(self) -> int:
+        return self.offset + self.hit_count
 
 
 # A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
@@ -78,12 +96,14 @@ def search_grouped(
     typing: bool = False,
     conversation_id: str = "",
     tenants: list[Tenant] | None = None,
+    cursor: str | None = None,
 ) -> SearchOutcome:
     """Hits for `query` in the tenant, grouped by conversation in the order of each group's best hit.
 
     While `typing`, a query whose words as typed find nothing is tried again with its last word as a prefix,
     so a half-typed word still finds something. Words first, because a prefix costs far more to rank: a
-    common word as a prefix took seconds at a million messages (bench/pages.py).
+    common word as a prefix took seconds at a million messages (bench/pages.py). `cursor` (a page's
+    `next_cursor`) asks for the next page of the query as it was searched.
     """
     filters: _Filters = {"roles": (role,) if role else (), "since": since, "until": until}
     # One conversation (the conversation page's "search in this conversation"), else the whole tenant.
@@ -94,16 +114,26 @@ def search_grouped(
     several = tenants if scope == "tenants" else None
     try:
         response = run_search(
-            tenant=tenant, query=query, scope=scope, conversation_id=within, tenants=several, **filters
+            tenant=tenant,
+            query=query,
+            scope=scope,
+            conversation_id=within,
+            tenants=several,
+            cursor=cursor or None,
+            **filters,
         )
-    except SearchError as error:  # an empty or oversized query, a bad filter: search says why
-        return SearchOutcome(error=str(error))
-    prefixed = as_you_type(query) if typing and not response.results else None
+    except SearchError as error:  # an empty or oversized query, a bad filter or cursor: search says why
+        return SearchOutcome(error=str(error), query=query)
+    searched = query
+    identified = response.identified  # an id typed whole is found as typed, not as a prefix
+    widen = typing and not cursor and not response.results and not identified
+    prefixed = as_you_type(query) if widen else None
     if prefixed:
         try:
             response = run_search(
                 tenant=tenant, query=prefixed, scope=scope, conversation_id=within, tenants=several, **filters
             )
+            searched = prefixed
         except SearchError:
             pass  # a prefix search refused for this word: the answer for the words as typed stands
     groups: dict[int, HitGroup] = {}
@@ -127,6 +157,12 @@ def search_grouped(
         indexing=response.indexing,
         truncated=response.truncated,
         error=response.message,
+        total_matches=response.total_matches,
+        total_conversations=response.total_conversations,
+        offset=response.offset,
+        next_cursor=response.next_cursor,
+        identified=identified,
+        query=searched,
     )
 
 

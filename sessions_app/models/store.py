@@ -223,6 +223,8 @@ class ToolEffect(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")
         ]
+        # Search finds a tool call by its id alone (search_app.service.identify), across the tenant's runs.
+        indexes = [models.Index(fields=["tenant", "tool_call_id"], name="tooleffect_tenant_call")]
 
 
 class LoginGate(models.Model):

@@ -6,6 +6,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from search_app import index as search_index
+from search_app import redaction
 from sessions_app.audit import records as audit_records
 from sessions_app.audit.records import record
 from sessions_app.models import Invitation, Membership, Role, Tenant
@@ -110,9 +112,18 @@ def remove_member(membership: Membership, *, actor) -> None:
 
 
 def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> None:
+    """Save the patterns; the tenant's search index is rebuilt under them in the background, and until then its
+    conversations are out of search (masked means unsearchable, also for text indexed before the change)."""
+    try:
+        redaction.compile_rules(patterns)
+    except ValueError as error:
+        raise AdminError(str(error)) from None
     with transaction.atomic():
+        before = Tenant.objects.filter(pk=tenant.pk).values_list("redaction_patterns", flat=True).first() or []
         tenant.redaction_patterns = patterns
         tenant.save(update_fields=["redaction_patterns"])
+        if patterns != before:
+            search_index.tenant_patterns_changed(tenant.id)
         # The patterns may describe secrets' shapes: the event records that they changed, not what they are.
         record(tenant, audit_records.REDACTION_CHANGED, actor=actor)
 

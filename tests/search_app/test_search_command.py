@@ -26,7 +26,7 @@ def run(*args) -> str:
 
 def test_json_output_has_results_indexing_and_truncated(data):
     body = json.loads(run("--tenant", "acme", "--conversation", "c1", "--format", "json", "magpie"))
-    assert set(body) >= {"results", "indexing", "truncated"}
+    assert set(body) >= {"results", "indexing", "truncated", "total_matches", "total_conversations", "next_cursor"}
     assert [(h["conversation_id"], h["run_id"], h["position"]) for h in body["results"]] == [("c1", "r1", 0)]
     assert (body["indexing"], body["truncated"]) == (False, False)
 
@@ -39,7 +39,19 @@ def test_tenant_scope_lists_the_tenants_conversations_only(data):
 def test_text_output_names_provenance_and_counts(data):
     text = run("--tenant", "acme", "--scope", "tenant", "--run", "r2", "--limit", "5", "magpie")
     assert "conversation c2 run r2 #0 user: a magpie again" in text
-    assert text.strip().endswith("1 of 1 match(es).")
+    assert text.strip().endswith("1-1 of 1 matching message(s) in 1 conversation(s).")
+
+
+def test_text_output_pages_with_the_cursor_it_prints(data):
+    text = run("--tenant", "acme", "--scope", "tenant", "--limit", "1", "magpie")
+    assert "1-1 of 2 matching message(s) in 2 conversation(s); next page: --cursor " in text
+    cursor = text.rsplit("--cursor ", 1)[1].strip().rstrip(".")
+    second = run("--tenant", "acme", "--scope", "tenant", "--limit", "1", "--cursor", cursor, "magpie")
+    assert second.strip().endswith("2-2 of 2 matching message(s) in 2 conversation(s).")
+    first_hit, second_hit = text.splitlines()[0], second.splitlines()[0]
+    assert first_hit != second_hit and "magpie" in second_hit
+    with pytest.raises(CommandError, match="cursor is not valid"):
+        run("--tenant", "acme", "--scope", "tenant", "--cursor", cursor + "x", "magpie")
 
 
 def test_without_a_conversation_the_command_says_why(data):

@@ -1,4 +1,4 @@
-"""Searching for a secret still finds its message; no snippet, HTML or context ever shows it."""
+"""A secret is not in the index, so searching for it finds nothing; no snippet, HTML or context ever shows it."""
 
 import json
 
@@ -25,8 +25,10 @@ def leaked(tenant):
     )
 
 
-def test_a_search_for_the_secret_finds_its_message_without_showing_it(tenant, leaked):
-    response = run_search(tenant=tenant, query=SECRET, conversation_id="c")
+def test_a_search_for_the_secret_finds_nothing_and_its_message_never_shows_it(tenant, leaked):
+    assert run_search(tenant=tenant, query=SECRET, conversation_id="c").results == []
+    assert run_search(tenant=tenant, query="hunter2", conversation_id="c").results == []
+    response = run_search(tenant=tenant, query="OPENAI_API_KEY", conversation_id="c")
     assert [hit.position for hit in response.results] == [1]
     dumped = json.dumps(response.as_dict())
     assert SECRET not in dumped and "Zq81xYv0aBcDeFgHiJkLmNoP" not in dumped

@@ -21,6 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--role", action="append", default=[], help="Only this role (repeatable).")
         parser.add_argument("--agent", help="Only runs of this agent.")
         parser.add_argument("--limit", type=int, default=None, help="Results, 1 to 25 (default 10).")
+        parser.add_argument("--cursor", help="A previous answer's next_cursor: the next page of the same search.")
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
     def handle(self, *args, **options) -> None:
@@ -38,6 +39,7 @@ class Command(BaseCommand):
                 roles=options["role"],
                 agent=options["agent"],
                 limit=options["limit"],
+                cursor=options["cursor"],
             )
         except SearchError as error:
             raise CommandError(str(error)) from None
@@ -51,7 +53,14 @@ class Command(BaseCommand):
                 f"[{hit.score:.3f}] conversation {hit.conversation_id} run {hit.run_id} "
                 f"#{hit.position} {hit.role}: {hit.snippet}"
             )
-        footer = f"{len(response.results)} of {response.total_matches} match(es)"
+        first = response.offset + 1
+        shown = f"{first}-{response.offset + len(response.results)}" if response.results else "0"
+        footer = (
+            f"{shown} of {response.total_matches} matching message(s) in "
+            f"{response.total_conversations} conversation(s)"
+        )
+        if response.next_cursor:
+            footer += f"; next page: --cursor {response.next_cursor}"
         if response.indexing:
             footer += "; the index is catching up (indexing: true)"
         if response.truncated:

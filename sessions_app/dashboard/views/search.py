@@ -2,6 +2,7 @@
 
 from django.http import HttpResponseBase
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from sessions_app.dashboard import search_access
@@ -16,6 +17,20 @@ def _all_tenants(request: MemberRequest) -> list[Tenant] | None:
     """Every tenant the person may read conversations in (only their own memberships), when more than one."""
     tenants = [m.tenant for m in request.memberships if role_allows(m.role, Action.READ_CONVERSATIONS)]
     return tenants if len(tenants) > 1 else None
+
+
+def _page_links(request: MemberRequest, outcome: search_access.SearchOutcome) -> dict[str, str]:
+    """The next page (the query as searched, with its cursor) and, past the first page, the first page."""
+    links = {}
+    params = request.GET.copy()
+    params.pop("cursor", None)
+    if outcome.offset:
+        links["first_url"] = f"{reverse('search')}?{params.urlencode()}"
+    if outcome.next_cursor:
+        params["q"] = outcome.query
+        params["cursor"] = outcome.next_cursor
+        links["next_url"] = f"{reverse('search')}?{params.urlencode()}"
+    return links
 
 
 @require_GET
@@ -36,7 +51,9 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             typing=bool(request.htmx),
             conversation_id=form.cleaned_data.get("conversation") or "",
             tenants=_all_tenants(request) if form.cleaned_data.get("everywhere") else None,
+            cursor=form.cleaned_data.get("cursor") or None,
         )
+        context.update(_page_links(request, context["outcome"]))
         context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1
         if context["outcome"].error:
             status = 400

@@ -22,7 +22,7 @@ def test_matches_are_highlighted_inside_escaped_text(world, as_role):
 
 def test_searching_for_a_secret_finds_its_message_but_never_shows_it(world, as_role):
     page = as_role("support").get("/search/?q=DEPLOY_TOKEN").content.decode()
-    assert "1 hit" in page
+    assert "1 of 1 matching message in 1 conversation" in page
     assert SECRET not in page
 
 

@@ -1,0 +1,83 @@
+"""How many messages, and in how many conversations, match a query in a scope: exact, apart from the ranking.
+
+Ranking may prune (it only needs the top k); counting may not. A document matches when it is in the scope, the
+caller may see it (filters), it holds at least one positive clause (a word, a phrase as consecutive terms, a
+term starting with a prefix) and none of the excluded ones: exactly the documents a full ranking scores above
+zero (every idf is positive). One SQL statement over the candidates the full-text index names: for words and
+prefixes those candidates are the matches; with a phrase or an exclusion each clause is tested as a substring of
+the terms with doubled spaces (as sql_ranking counts them); a phrase of CJK characters (whose stored stream
+interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+from search_app.backends.base import DOCS, Filters, Lookup, Scope, SearchBackend, scope_sql, visible_sql
+from search_app.bm25 import Document, excluded
+from search_app.query import Clause, ParsedQuery, Phrase, Prefix, Term
+from search_app.tokenize import is_cjk
+
+_PADDED = "'  ' || replace(terms, ' ', '  ') || '  '"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCounts:
+    messages: int = 0
+    conversations: int = 0
+
+
+def _cjk_phrase(clause: Clause) -> bool:
+    return isinstance(clause, Phrase) and any(is_cjk(term[0]) for term in clause.terms)
+
+
+def _like(clause: Clause) -> str:
+    # Terms are letters and digits only (search_app.tokenize), so no LIKE wildcard can come from a query.
+    if isinstance(clause, Term):
+        return f"%  {clause.term}  %"
+    if isinstance(clause, Prefix):
+        return f"%  {clause.prefix}%"
+    return "%  " + "  ".join(clause.terms) + "  %"
+
+
+def count_matches(backend: SearchBackend, scope: Scope, query: ParsedQuery, filters: Filters) -> MatchCounts:
+    """The exact number of matching messages and of distinct conversations they are in."""
+    where, params = scope_sql(scope)
+    condition, condition_params = backend.candidate_sql(scope, Lookup.of(query.should))
+    visible, visible_params = visible_sql(filters)
+    base = f"FROM {DOCS} WHERE {where}{f' AND {condition}' if condition else ''} AND {visible}"
+    base_params = [*params, *condition_params, *visible_params]
+    if any(_cjk_phrase(clause) for clause in query.should + query.must_not):
+        return _count_in_python(base, base_params, query)
+    if not query.must_not and not any(isinstance(clause, Phrase) for clause in query.should):
+        # Words and prefixes only: the full-text index names exactly the documents holding one (both backends match
+        # whole terms and term prefixes), so every candidate matches and no document's terms need reading.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*), count(DISTINCT conversation_id) {base}", base_params)
+            messages, conversations = cursor.fetchone()
+        return MatchCounts(int(messages or 0), int(conversations or 0))
+    tests = " OR ".join(["s LIKE %s"] * len(query.should))
+    like_params: list[str] = [_like(clause) for clause in query.should]
+    sql = f"SELECT count(*), count(DISTINCT conversation_id) FROM (SELECT conversation_id, {_PADDED} AS s {base}) AS c"
+    sql += f" WHERE ({tests})"
+    if query.must_not:
+        sql += f" AND NOT ({' OR '.join(['s LIKE %s'] * len(query.must_not))})"
+        like_params += [_like(clause) for clause in query.must_not]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*base_params, *like_params])
+        messages, conversations = cursor.fetchone()
+    return MatchCounts(int(messages or 0), int(conversations or 0))
+
+
+def _count_in_python(base: str, params: list, query: ParsedQuery) -> MatchCounts:
+    conversations: set[int] = set()
+    messages = 0
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, conversation_id, terms {base}", params)
+        for key, conversation_id, terms in cursor.fetchall():
+            document = Document(key, terms)
+            positive = ParsedQuery(should=(), must_not=query.should)  # `excluded` tests any clause's presence
+            if excluded(positive, document) and not excluded(query, document):
+                messages += 1
+                conversations.add(conversation_id)
+    return MatchCounts(messages, len(conversations))
