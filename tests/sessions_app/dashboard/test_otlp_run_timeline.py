@@ -32,7 +32,7 @@ def test_the_timeline_shows_the_model_and_token_usage_of_an_otlp_run(client, ten
 
     member = Client()
     member.force_login(make_member(tenant, "support"))
-    page = member.get("/c/traced/").content.decode()
+    page = member.get("/c/traced/?timeline=inline").content.decode()
     usage = result.usage
     totals = re.search(r'<p class="small" id="timeline-totals">(.*?)</p>', page).group(1)
     assert totals.startswith("1 run · 2 model steps")
