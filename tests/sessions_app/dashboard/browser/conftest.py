@@ -58,17 +58,26 @@ def page(chromium, live_server):
     context.close()
 
 
+def log_in(page, live_server, username: str, password: str = PASSWORD):
+    page.goto(f"{live_server.url}/login")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/conversations/")
+    return page
+
+
 @pytest.fixture
 def login(page, live_server):
-    def log_in(username: str, password: str = PASSWORD):
-        page.goto(f"{live_server.url}/login")
-        page.get_by_label("Username").fill(username)
-        page.get_by_label("Password").fill(password)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(f"{live_server.url}/conversations/")
-        return page
+    return lambda username, password=PASSWORD: log_in(page, live_server, username, password)
 
-    return log_in
+
+@pytest.fixture
+def page_without_javascript(chromium, live_server):
+    """A browser page with scripts off, logged in as the support member."""
+    context = chromium.new_context(java_script_enabled=False)
+    yield log_in(context.new_page(), live_server, "sam")
+    context.close()
 
 
 @pytest.fixture

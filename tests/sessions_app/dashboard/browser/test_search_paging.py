@@ -7,7 +7,6 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.search_app.factories import add_messages, make_conversation, make_run
-from tests.sessions_app.dashboard.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -39,18 +38,10 @@ def test_next_page_walks_the_results_and_back_returns(live_world, pelicans, logi
     assert page.console_errors == []
 
 
-def test_next_page_works_without_javascript(live_world, pelicans, chromium, live_server):
-    context = chromium.new_context(java_script_enabled=False)
-    page = context.new_page()
-    try:
-        page.goto(f"{live_server.url}/login")
-        page.get_by_label("Username").fill("sam")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.goto(f"{live_server.url}/search/?q=pelican")
-        expect(page.locator("#search-count")).to_contain_text("10 of 22")
-        with page.expect_navigation():
-            page.get_by_role("link", name=re.compile(r"Next page")).click()
-        expect(page.locator("#search-count")).to_contain_text("11–20 of 22")
-    finally:
-        context.close()
+def test_next_page_works_without_javascript(live_world, pelicans, page_without_javascript, live_server):
+    page = page_without_javascript
+    page.goto(f"{live_server.url}/search/?q=pelican")
+    expect(page.locator("#search-count")).to_contain_text("10 of 22")
+    with page.expect_navigation():
+        page.get_by_role("link", name=re.compile(r"Next page")).click()
+    expect(page.locator("#search-count")).to_contain_text("11–20 of 22")

@@ -3,8 +3,6 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.sessions_app.dashboard.conftest import PASSWORD
-
 pytestmark = pytest.mark.browser
 
 
@@ -22,21 +20,11 @@ def test_the_timeline_arrives_after_the_page_and_its_links_work(live_world, logi
     assert page.console_errors == []
 
 
-def test_without_javascript_a_link_shows_the_page_with_its_timeline(live_world, chromium, live_server):
-    context = chromium.new_context(java_script_enabled=False)
-    page = context.new_page()
-    try:
-        page.goto(f"{live_server.url}/login")
-        page.get_by_label("Username").fill("sam")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.goto(f"{live_server.url}/c/conv-deploy/")
-        assert page.get_by_role("table", name="Runs, steps and tool calls over time").count() == 0
-        page.get_by_role("link", name="Show the runs timeline").click()
-        assert page.url.endswith("/c/conv-deploy/?timeline=inline#timeline")
-        expect(page.get_by_role("table", name="Runs, steps and tool calls over time").locator("tr.run")).to_have_count(
-            3
-        )
-        assert "input" in page.locator("#timeline-totals").inner_text()
-    finally:
-        context.close()
+def test_without_javascript_a_link_shows_the_page_with_its_timeline(live_world, page_without_javascript, live_server):
+    page = page_without_javascript
+    page.goto(f"{live_server.url}/c/conv-deploy/")
+    assert page.get_by_role("table", name="Runs, steps and tool calls over time").count() == 0
+    page.get_by_role("link", name="Show the runs timeline").click()
+    assert page.url.endswith("/c/conv-deploy/?timeline=inline#timeline")
+    expect(page.get_by_role("table", name="Runs, steps and tool calls over time").locator("tr.run")).to_have_count(3)
+    assert "input" in page.locator("#timeline-totals").inner_text()
