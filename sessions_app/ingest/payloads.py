@@ -177,10 +177,11 @@ def is_final(messages: Sequence[ModelMessage]) -> bool:
 def run_start(messages: Sequence[ModelMessage]) -> datetime | None:
     """When the run that wrote this history started: its own first message, not an inherited one.
 
-    pydantic-ai stamps each message with the agent run that produced it; the last message is this run's, so the
-    earliest message carrying the same run id is where it began. Recovery orders runs by this time.
+    pydantic-ai stamps each message with the agent run that produced it; the last stamped message is this run's
+    (the harness may persist a step ending in a request not sent yet, with no run id), so the earliest message
+    carrying the same run id is where it began. Recovery orders runs by this time.
     """
-    own = messages[-1].run_id if messages else None
+    own = next((m.run_id for m in reversed(messages) if m.run_id is not None), None)
     stamps = [m.timestamp for m in messages if m.timestamp is not None and (own is None or m.run_id == own)]
     return min(stamps) if stamps else None
 
