@@ -280,7 +280,7 @@ def audit_runs(
     now = now or timezone.now()
     if not runs:
         return []
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # as update_transcript: no savepoint inside ingestion's transaction
         contexts = build_contexts(tenant, runs, now, histories)
         results = {run.pk: gates.run_gates(*contexts[run.pk]) for run in runs}
         existing = {v.run_id: v for v in scoped(RunVerdict, tenant).filter(run__in=[run.pk for run in runs])}

@@ -310,11 +310,17 @@ def update_transcript(
     """
     kept = _take_kept(conversation)
     ordered = sorted(batch, key=lambda n: ((n.run.started_at, n.run.pk, n.run.run_id), n.key))
+    if kept is None and conversation.snapshots_folded == 0 and conversation.message_count == 0:
+        # Nothing folded yet (a new conversation): the batch is all there is, so fold it from an empty fold
+        # rather than read it back (an import's conversations all start here).
+        kept = _Kept(RecoveryFold(), stored_id_of={}, message_ids=[], snapshots_folded=0, folded_runs=set(), last=None)
     if kept is None:
         return rebuild_transcript(conversation, known)
     if not _comes_next(kept, conversation, ordered):
         return rebuild_transcript(conversation, known)
-    with transaction.atomic():
+    # Inside ingestion's transaction a savepoint buys nothing (a failure rolls the whole request back) and costs
+    # two round trips per request.
+    with transaction.atomic(savepoint=False):
         fold = kept.fold
         first = len(fold.entries)
         changes: list[FoldChange] = []
