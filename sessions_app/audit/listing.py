@@ -15,7 +15,7 @@ from django.db.models import Max
 from sessions_app.audit import gates, service
 from sessions_app.audit.repair_places import RepairPlace, repair_places
 from sessions_app.audit.service import AuditReport, RepairRow
-from sessions_app.models import Run, Tenant
+from sessions_app.models import Conversation, Run, Snapshot, Tenant
 from sessions_app.models.audit import AuditEvent, Receipt, Wait
 from sessions_app.tenancy.scoping import scoped
 
@@ -190,9 +190,6 @@ class RunAudit:
 
 
 def run_audit(tenant: Tenant, run: Run) -> RunAudit:
-    from sessions_app.audit import gates
-    from sessions_app.models import Conversation, Snapshot
-
     owner = (
         scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
     ).first()

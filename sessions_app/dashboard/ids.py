@@ -5,13 +5,12 @@ An id may hold any character (spaces, slashes, `?`, `#`, `%`); `<path:…>` URL 
 for pages that link many rows.
 """
 
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from django.utils.http import escape_leading_slashes
 
-if TYPE_CHECKING:
-    from sessions_app.models import Tenant
+from sessions_app.models import Conversation, Run, Tenant
+from sessions_app.tenancy.scoping import scoped
 
 # What Django's reverse() leaves unquoted in a path (RFC 3986 sub-delims and pchar extras).
 _SAFE = "!$&'()*+,;=/~:@"
@@ -30,11 +29,8 @@ def run_url(run_id: str) -> str:
     return escape_leading_slashes(f"/r/{quote_id(run_id)}/")
 
 
-def url_for_pasted_id(tenant: "Tenant", text: str) -> str | None:
+def url_for_pasted_id(tenant: Tenant, text: str) -> str | None:
     """The page of the tenant's conversation or run whose id is exactly `text` (as pasted), else None."""
-    from sessions_app.models import Conversation, Run
-    from sessions_app.tenancy.scoping import scoped
-
     candidate = text.strip()
     if not candidate or len(candidate) > 200:
         return None

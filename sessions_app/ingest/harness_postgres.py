@@ -81,6 +81,7 @@ async def _read(store_spec: HarnessStore, cursor: HarnessImportCursor) -> Harnes
 
 
 async def _read_store(pool: Any, store: Any, store_spec: HarnessStore, cursor: HarnessImportCursor) -> HarnessRead:
+    # Not at the top: pydantic-ai-harness is the optional `harness` extra (as in _read).
     from pydantic_ai_harness.step_persistence import RunRecord
 
     table = store_spec.table  # the harness's class refused any name that is not a plain lowercase identifier

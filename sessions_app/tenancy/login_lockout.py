@@ -26,6 +26,8 @@ from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_app.models import LoginGate
+
 
 def account_limit() -> int:
     return int(getattr(settings, "SESSIONDESK_LOGIN_ACCOUNT_LIMIT", 5))
@@ -100,7 +102,6 @@ _sqlite_lock = threading.Lock()
 def serialized(username: str) -> Iterator[None]:
     """One login attempt per username at a time, across workers: a row lock in a transaction around the check,
     the password test and the recording of the outcome."""
-    from sessions_app.models import LoginGate
 
     key = hashlib.sha256(username.strip().lower().encode()).hexdigest()
     if connection.vendor == "sqlite":
