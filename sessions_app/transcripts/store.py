@@ -10,7 +10,7 @@ transcript from its first changed row. Both write the search index in the same t
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -241,34 +241,79 @@ class _Kept:
     messages_held: int = field(default=0)
 
 
-_kept: OrderedDict[tuple[str, int, str, datetime], _Kept] = OrderedDict()
+KeptKey = tuple[str, int, str, datetime]
+
+_kept: OrderedDict[KeptKey, _Kept] = OrderedDict()  # folds of committed writes, shared by the process's threads
 _kept_lock = threading.Lock()
 
 
-def _kept_key(conversation: Conversation) -> tuple[str, int, str, datetime]:
+@dataclass
+class _Pending:
+    """A fold written by this thread's open transaction; `marker` is the on-commit callback of its last write."""
+
+    kept: _Kept
+    marker: Callable[[], None]
+
+    @property
+    def messages_held(self) -> int:
+        return self.kept.messages_held
+
+
+# Folds of writes not yet committed, so that the next batch of the same transaction (an import's next chunk) goes
+# on from them instead of recovering from scratch. Per thread: a connection belongs to one thread.
+_open = threading.local()
+
+
+def _pending_folds() -> OrderedDict[KeptKey, _Pending]:
+    if not hasattr(_open, "folds"):
+        _open.folds = OrderedDict()
+    return _open.folds
+
+
+def _kept_key(conversation: Conversation) -> KeptKey:
     # The creation time too: a conversation deleted and made again may get the same primary key on SQLite.
     return (connection.alias, conversation.pk, conversation.external_id, conversation.created_at)
 
 
+def _within_limit[Fold: (_Kept, _Pending)](folds: OrderedDict[KeptKey, Fold]) -> None:
+    """Forget the least recently written folds beyond the messages a process may hold."""
+    limit = settings.SESSIONDESK_RECOVERY_CACHE_MESSAGES
+    held = sum(fold.messages_held for fold in folds.values())
+    while folds and held > limit:
+        held -= folds.popitem(last=False)[1].messages_held
+
+
 def _take_kept(conversation: Conversation) -> _Kept | None:
+    key = _kept_key(conversation)
+    pending = _pending_folds().pop(key, None)
+    # A write's marker leaves the on-commit list when its transaction (or savepoint) rolls back: its fold would be
+    # ahead of the rows, so it is dropped and the committed fold (if any) is the one to go on from.
+    if pending is not None and any(entry[1] is pending.marker for entry in connection.run_on_commit):
+        return pending.kept
     with _kept_lock:
-        return _kept.pop(_kept_key(conversation), None)
+        return _kept.pop(key, None)
 
 
 def _keep_after_commit(conversation: Conversation, kept: _Kept) -> None:
-    """Keep the fold once the transaction commits (a rolled-back write must not leave a fold ahead of the rows)."""
+    """Keep the fold for this transaction's next write, and for everyone's once it commits."""
     key = _kept_key(conversation)
     kept.messages_held = len(kept.fold.entries) + kept.fold.snapshots_folded
+    pending = _pending_folds()
 
-    def keep() -> None:
-        limit = settings.SESSIONDESK_RECOVERY_CACHE_MESSAGES
+    def marker() -> None:
+        held = pending.get(key)
+        if held is None or held.marker is not marker:
+            return  # a later write of the same transaction holds the fold, or it was forgotten
+        del pending[key]
         with _kept_lock:
-            _kept[key] = kept
+            _kept[key] = held.kept
             _kept.move_to_end(key)
-            while _kept and sum(k.messages_held for k in _kept.values()) > limit:
-                _kept.popitem(last=False)
+            _within_limit(_kept)
 
-    transaction.on_commit(keep)
+    pending[key] = _Pending(kept, marker)
+    pending.move_to_end(key)
+    _within_limit(pending)
+    transaction.on_commit(marker)
 
 
 def _fold_from_scratch(run_inputs: Sequence[RunInput]) -> tuple[RecoveryFold, RunInput | None]:

@@ -5,6 +5,7 @@ import os
 import random
 
 import pytest
+from django.db import transaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from sessions_app.demo.scenarios import store_as_payloads
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.django_db
 def rebuilds(monkeypatch):
     """Counts recoveries from scratch; kept folds start empty."""
     store._kept.clear()
+    store._pending_folds().clear()
     calls = []
     scratch = store.rebuild_transcript
 
@@ -107,4 +109,34 @@ def test_a_fold_another_process_moved_past_is_not_used(rebuilds, django_capture_
     rebuilds.clear()
     ingest_one_by_one(tenant, payloads[3:], django_capture_on_commit_callbacks)
     assert rebuilds[:1] == [conversation_id]  # recovered from scratch, not folded onto the stale fold
+    assert_equals_scratch(tenant, conversation_id)
+
+
+def test_the_batches_of_one_transaction_go_on_from_each_other(rebuilds):
+    """An import writes a file in one transaction, a chunk at a time: a chunk folds onto the one before it."""
+    tenant = make_tenant()
+    payloads = scenario_payloads("threaded_summarizing")
+    with transaction.atomic():
+        for payload in payloads:
+            ingest_snapshots(tenant, [parse_snapshot(payload)], source="server", via="api")
+    assert rebuilds == []
+    assert_equals_scratch(tenant, payloads[0]["conversation_id"])
+
+
+class RolledBack(Exception):
+    pass
+
+
+def test_a_fold_rolled_back_with_its_rows_is_not_gone_on_from(rebuilds):
+    tenant = make_tenant()
+    payloads = scenario_payloads("plain_tools")
+    conversation_id = payloads[0]["conversation_id"]
+    with transaction.atomic():
+        ingest_snapshots(tenant, [parse_snapshot(p) for p in payloads[:2]], source="server", via="api")
+        with pytest.raises(RolledBack), transaction.atomic():
+            ingest_snapshots(tenant, [parse_snapshot(payloads[2])], source="server", via="api")
+            raise RolledBack  # the third snapshot's rows are gone; the fold that holds it must go too
+        for payload in payloads[2:]:
+            ingest_snapshots(tenant, [parse_snapshot(payload)], source="server", via="api")
+    assert rebuilds[:1] == [conversation_id]
     assert_equals_scratch(tenant, conversation_id)
