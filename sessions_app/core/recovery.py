@@ -464,7 +464,7 @@ def _choose_base(
     messages: Sequence[ModelMessage],
     hashes: list[str],
     *,
-    candidates: Sequence[_RunState] | None = None,
+    candidates: Callable[[], Sequence[_RunState]] | None = None,
     tails_from: Callable[[int], Sequence[_RunState]] | None = None,
 ) -> tuple[list[int], _Alignment]:
     """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
@@ -475,11 +475,13 @@ def _choose_base(
     without any tail, the longest leading match (a fork from an earlier point, or a continuation whose
     inherited tail compaction dropped); ties keep the most recent run.
 
-    Found by lookup, not by a scan of every earlier run: `candidates` (most recent first) are the only lineages
-    considered, for a snapshot that can only continue one of them; `tails_from(t)` gives, most recent first,
-    the lineages whose last message occurs in the snapshot at index `t` or later. Once the most recent lineage
-    aligned with a tail ending at `t`, only those can beat it: a tail of a lineage ends at an occurrence of its
-    last message. Without either (or without a tail to start from), every lineage is aligned.
+    Found by lookup, not by a scan of every earlier run: `candidates()` (most recent first) are the only
+    lineages that can align with anything (see `RecoveryFold._candidates`). Without `tails_from`, they are all
+    that is considered (a snapshot made by one run continues one of them or none). With it, the most recent
+    lineage counts even with nothing matched (compaction may have rewritten what it shares), and once it
+    aligned with a tail ending at `t`, only `tails_from(t)` can beat it: the lineages whose last message occurs
+    in the snapshot at index `t` or later, since a tail of a lineage ends at an occurrence of its last message.
+    Without `candidates`, every lineage is aligned (tests compare the lookups with that).
     """
     best: tuple[list[int], _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
@@ -501,14 +503,13 @@ def _choose_base(
         if best is None or alignment.score > best[1].score:
             best = (state.lineage, alignment)
 
-    if candidates is not None:
-        for state in candidates:
+    if candidates is not None and tails_from is None:
+        for state in candidates():
             consider(state)
-    elif tails_from is not None and previous:
+    elif candidates is not None and tails_from is not None and previous:
         consider(previous[-1])
         assert best is not None
-        rest: Iterable[_RunState] = tails_from(best[1].tail_from) if best[1].block else reversed(previous)
-        for state in rest:
+        for state in tails_from(best[1].tail_from) if best[1].block else candidates():
             consider(state)
     else:
         for state in reversed(previous):
@@ -667,12 +668,14 @@ class RecoveryFold:
             one_run = _made_by_one_run(messages)
             if not self.filter_candidates:
                 lineage, alignment = _choose_base(self._finished, entries, messages, hashes)
-            elif one_run:
-                candidates = self._candidates(messages, hashes)
-                lineage, alignment = _choose_base(self._finished, entries, messages, hashes, candidates=candidates)
             else:
                 lineage, alignment = _choose_base(
-                    self._finished, entries, messages, hashes, tails_from=lambda t: self._ending_in(hashes[t:])
+                    self._finished,
+                    entries,
+                    messages,
+                    hashes,
+                    candidates=lambda: self._candidates(messages, hashes),
+                    tails_from=None if one_run else lambda t: self._ending_in(hashes[t:-1]),
                 )
             if not alignment.block and len(alignment.matches) == alignment.copies and one_run:
                 # Nothing of an earlier lineage is walked in the snapshot (at most a shared system prompt, or a
@@ -756,11 +759,16 @@ class RecoveryFold:
         return [found[order] for order in sorted(found, reverse=True)]
 
     def _candidates(self, messages: Sequence[ModelMessage], hashes: Sequence[str]) -> list[_RunState]:
-        """The earlier lineages a snapshot made by one run (its own first message on) can continue, most recent
-        first: only a lineage whose last message is in the snapshot can give a tail, and only one whose first
-        request's parts open the snapshot (or whose first message is the snapshot's first response) a leading
-        match. Any other walks nothing of the snapshot, which for such a snapshot means a run of its own."""
-        found: dict[int, _RunState] = {state.order: state for state in self._ending_in(hashes)}
+        """The earlier lineages a new run's first snapshot can align with, most recent first: only a lineage
+        whose last message is in the snapshot can give a tail, and only one whose first request's parts open the
+        snapshot (or whose first message is the snapshot's first response) a leading match. Any other walks
+        nothing of the snapshot: for a snapshot made by one run (its own first message on) that means a run of
+        its own, and for any other it cannot beat the most recent lineage, which `_choose_base` always aligns.
+
+        A new run's tail must be followed by something (its prompt, at least): a lineage whose last message
+        occurs only as the snapshot's last (runs that all end with the same answer) cannot give one, so it is no
+        candidate, and a conversation of many such runs does not align each new run against all of them."""
+        found: dict[int, _RunState] = {state.order: state for state in self._ending_in(hashes[:-1])}
         opening: list[str] = []
         for message in messages:
             if not isinstance(message, ModelRequest):
