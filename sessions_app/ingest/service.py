@@ -190,26 +190,37 @@ def _identities(run: Run, item: _Prepared) -> list[tuple[object, ...]]:
     return identities
 
 
-def _apply_tool_effects(tenant: Tenant, effects: Iterable[ToolEffectPayload], runs: dict[str, Run]) -> int:
-    count = 0
+def _apply_tool_effects(tenant: Tenant, effects: Sequence[ToolEffectPayload], runs: dict[str, Run]) -> int:
+    """Record the harness's tool-effect ledger in one statement per thousand calls; a call seen again is updated."""
+    unknown = {effect.run_id for effect in effects} - runs.keys()
+    for start in range(0, len(unknown), 500):
+        chunk = sorted(unknown)[start : start + 500]
+        runs.update({run.run_id: run for run in Run.objects.filter(tenant=tenant, run_id__in=chunk)})
+    latest: dict[tuple[str, str], ToolEffectPayload] = {}
     for effect in effects:
-        run = runs.get(effect.run_id) or Run.objects.filter(tenant=tenant, run_id=effect.run_id).first()
-        if run is None:
+        if effect.run_id not in runs:
             raise IngestError(f"Tool effect for unknown run '{effect.run_id}'.", status=404)
-        runs[effect.run_id] = run
-        ToolEffect.objects.update_or_create(
+        latest[(effect.run_id, effect.tool_call_id)] = effect  # the last record of a call wins, as it was written
+    rows = [
+        ToolEffect(
             tenant=tenant,
-            run=run,
+            run=runs[effect.run_id],
             tool_call_id=effect.tool_call_id,
-            defaults={
-                "tool_name": effect.tool_name,
-                "status": effect.status,
-                "started_at": effect.started_at,
-                "ended_at": effect.ended_at,
-            },
+            tool_name=effect.tool_name,
+            status=effect.status,
+            started_at=effect.started_at,
+            ended_at=effect.ended_at,
         )
-        count += 1
-    return count
+        for effect in latest.values()
+    ]
+    ToolEffect.objects.bulk_create(
+        rows,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["tenant", "run", "tool_call_id"],
+        update_fields=["tool_name", "status", "started_at", "ended_at"],
+    )
+    return len(effects)
 
 
 def ingest_snapshots(
