@@ -94,3 +94,38 @@ def test_a_new_runs_first_snapshot_finds_its_lineages_by_lookup_not_by_a_scan(mo
     fold.apply(runs[earlier].run_id, first.state, first.messages)
     assert WatchedRuns.walks == 0
     assert len(aligned) <= 1
+
+
+@pytest.mark.parametrize("stamped", [True, False])
+def test_runs_that_all_end_with_the_same_answer_are_not_each_a_candidate(monkeypatch, stamped):
+    """Every weather run ends "The weather is sunny in Zürich.": a new run's whole history, arriving at once, must
+    not be aligned against every earlier run for it; nor when its messages carry no run id (so it may continue
+    the most recent run, which is aligned, but no scan follows)."""
+    runs, _ = independent_runs(301)
+    if not stamped:
+        runs = [
+            replace(
+                run,
+                snapshots=[replace(s, messages=[replace(m, run_id=None) for m in s.messages]) for s in run.snapshots],
+            )
+            for run in runs
+        ]
+    fold = RecoveryFold()
+    for run in runs[:300]:
+        for snapshot in run.snapshots:
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+    aligned = []
+    real = recovery._align
+
+    def counting(lineage, *args, **kwargs):
+        aligned.append(lineage)
+        return real(lineage, *args, **kwargs)
+
+    monkeypatch.setattr(recovery, "_align", counting)
+    fold._finished = WatchedRuns(fold._finished)
+    WatchedRuns.walks = 0
+    whole = runs[300].snapshots[-1]
+    fold.apply(runs[300].run_id, whole.state, whole.messages)
+    assert WatchedRuns.walks == 0
+    assert len(aligned) <= 1
+    assert_same_record(runs)
