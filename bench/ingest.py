@@ -5,7 +5,7 @@
                                                                             one POST as a conversation grows
     .venv/bin/python bench/ingest.py harness-store [--runs 1000]            import_sessions of a harness store
     .venv/bin/python bench/ingest.py import-memory [--messages 340000]      peak RSS importing a large tenant file
-    .venv/bin/python bench/ingest.py writers [--writers 8]                  concurrent writers, aggregate
+    .venv/bin/python bench/ingest.py writers [--writers 8] [--server-workers 2]  concurrent writers, aggregate
     .venv/bin/python bench/ingest.py big-snapshot [--messages 50000]        one huge snapshot: refused or audited
     (every command takes --database-url, default postgres://root@127.0.0.1:5432/sd_bench_ingest)
 
@@ -251,40 +251,37 @@ def bench_posts(args: argparse.Namespace) -> None:
 
 
 def bench_writers(args: argparse.Namespace) -> None:
-    """Aggregate throughput of N writers into different conversations over real connections, against one."""
-    import threading
+    """Aggregate throughput of N writers into different conversations over real connections, against one.
+
+    The server is the production one (gunicorn, `--server-workers` sync worker processes, WEB_CONCURRENCY's
+    default of 2 on this 2-core machine); the writers are threads of this process, waiting on the network."""
+    import socket
+    import subprocess
     from concurrent.futures import ThreadPoolExecutor
-    from socketserver import ThreadingMixIn
-    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     import httpx
-    from django.core.wsgi import get_wsgi_application
-    from django.db import connections
 
     from sessions_app.models import Tenant
     from sessions_app.tenancy.api_keys import create_api_key
 
-    class Server(ThreadingMixIn, WSGIServer):
-        daemon_threads = True
-
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
     empty_tables()
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     _, key = create_api_key(tenant, "server")
-    application = get_wsgi_application()
-
-    def closing_app(environ, start_response):  # each request thread gives its connection back
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(args.server_workers), "--chdir", str(ROOT), "--log-level", "warning"],
+        env={**os.environ},
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/api/v1/snapshots"
+    for _ in range(200):
         try:
-            return application(environ, start_response)
-        finally:
-            connections.close_all()
-
-    server = make_server("127.0.0.1", 0, closing_app, server_class=Server, handler_class=Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/api/v1/snapshots"
+            httpx.get(f"http://127.0.0.1:{port}/login/", timeout=1)  # any answer: the workers are up
+            break
+        except httpx.TransportError:
+            time.sleep(0.1)
 
     def writer(name: str) -> list[float]:
         runs, times = Runs(name), []
@@ -305,7 +302,8 @@ def bench_writers(args: argparse.Namespace) -> None:
         elapsed = time.perf_counter() - started
         results[writers] = {"posts": len(times), "posts_per_s": round(len(times) / elapsed, 1), **_quantiles(times)}
         print(json.dumps({"writers": writers, **results[writers]}), flush=True)
-    server.shutdown()
+    server.terminate()
+    server.wait()
     ratio = results[args.writers]["posts_per_s"] / results[1]["posts_per_s"]
     print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "speedup": round(ratio, 2)}))
 
@@ -506,6 +504,7 @@ def main() -> None:
     writers = commands.add_parser("writers")
     writers.add_argument("--writers", type=int, default=8)
     writers.add_argument("--posts", type=int, default=40, help="posts per writer")
+    writers.add_argument("--server-workers", type=int, default=2, help="gunicorn worker processes")
     big = commands.add_parser("big-snapshot")
     big.add_argument("--messages", type=int, default=50_000)
     args = parser.parse_args()

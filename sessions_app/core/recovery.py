@@ -466,8 +466,8 @@ def _choose_base(
     *,
     candidates: Callable[[], Sequence[_RunState]] | None = None,
     tails_from: Callable[[int], Sequence[_RunState]] | None = None,
-) -> tuple[list[int], _Alignment]:
-    """For a run's first snapshot, the earlier lineage it continues, and how it aligns.
+) -> tuple[_RunState | None, _Alignment]:
+    """For a run's first snapshot, the earlier run whose lineage it continues, and how it aligns.
 
     Candidates are the earlier runs' lineages, most recent first. The one whose tail ends furthest into the
     snapshot wins (a run continued through `message_history` repeats its parent's whole history, which holds
@@ -483,7 +483,7 @@ def _choose_base(
     in the snapshot at index `t` or later, since a tail of a lineage ends at an occurrence of its last message.
     Without `candidates`, every lineage is aligned (tests compare the lookups with that).
     """
-    best: tuple[list[int], _Alignment] | None = None
+    best: tuple[_RunState, _Alignment] | None = None
     seen: set[tuple[int, ...]] = set()
     last_index = {key: index for index, key in enumerate(hashes)}
 
@@ -501,7 +501,7 @@ def _choose_base(
         # Even with nothing matched, the most recent run's alignment counts: it may have used up leading
         # messages compaction rewrote (a system prompt split off the first request).
         if best is None or alignment.score > best[1].score:
-            best = (state.lineage, alignment)
+            best = (state, alignment)
 
     if candidates is not None and tails_from is None:
         for state in candidates():
@@ -514,7 +514,7 @@ def _choose_base(
     else:
         for state in reversed(previous):
             consider(state)
-    return best or ([], _Alignment(0, [], 0))
+    return best or (None, _Alignment(0, [], 0))
 
 
 class _HashMemo:
@@ -622,7 +622,12 @@ class RecoveryFold:
         self._seen_artifacts: set[str] = set()
         self._states: dict[str, _RunState] = {}
         self._finished: list[_RunState] = []
-        self._drop_count: dict[int, int] = {}  # how many runs' lineages hold a position their live history lacks
+        # A position is dropped (recovered from compaction) when some run's lineage holds it and that run's live
+        # history lacks it. Snapshots come in recovery order, so every run but the current (last) one is done:
+        # their drops only ever grow, kept as one set, and the current run's own drops are kept apart.
+        self._done_drops: set[int] = set()
+        self._current: _RunState | None = None
+        self._current_drops: set[int] = set()  # the current run's drops that are not already done drops
         self.last_run: str | None = None
         self.snapshots_folded = 0
         # Lookups that find the lineages a run's first snapshot can continue without a scan of every run:
@@ -666,10 +671,11 @@ class RecoveryFold:
         run_state = self._states.get(run_id)
         if run_state is None:
             one_run = _made_by_one_run(messages)
+            base: _RunState | None
             if not self.filter_candidates:
-                lineage, alignment = _choose_base(self._finished, entries, messages, hashes)
+                base, alignment = _choose_base(self._finished, entries, messages, hashes)
             else:
-                lineage, alignment = _choose_base(
+                base, alignment = _choose_base(
                     self._finished,
                     entries,
                     messages,
@@ -682,11 +688,16 @@ class RecoveryFold:
                 # request found again in it), and pydantic-ai stamped its first message with the same run as
                 # its last: a run of its own (the same agent started afresh), not a continuation whose
                 # compaction left only the first request.
-                lineage, alignment = [], _Alignment(0, [], 0)
-            run_state = self._states[run_id] = _RunState(order=len(self._finished))
+                base, alignment = None, _Alignment(0, [], 0)
+            lineage = base.lineage if base is not None else []
+            self._done_drops |= self._current_drops  # the run before is done
+            self._current_drops = set()
+            run_state = self._states[run_id] = self._current = _RunState(order=len(self._finished))
             self._finished.append(run_state)
+        elif run_state is not self._current:
+            raise ValueError(f"run {run_id!r} is done: a snapshot of it after a later run's is out of recovery order")
         else:
-            lineage = run_state.lineage
+            base, lineage = None, run_state.lineage
             alignment = _align(lineage, entries, messages, hashes)
 
         if alignment.block:
@@ -714,6 +725,14 @@ class RecoveryFold:
             # (what is appended is live), so the step costs its snapshot, not the run's history.
             now_dropped = run_state.live - live
             now_live = {p for p in live - run_state.live if p < before}
+        elif base is not None:
+            # A new run inherits a prefix of a done run's lineage, every position of which is live for that run
+            # or already a done drop: only the done run's live positions can be new drops, so a run continuing
+            # a long compacted thread costs its base's live history, not the thread. Lineages ascend.
+            inherited = len(new_lineage) - (len(messages) - alignment.tail_from)
+            last = new_lineage[inherited - 1] if inherited else -1
+            now_dropped = {p for p in base.live if p <= last and p not in live}
+            now_live = set()
         else:
             old_dropped = {p for p in run_state.lineage if p not in run_state.live}
             new_dropped = {p for p in new_lineage if p not in live}
@@ -723,18 +742,17 @@ class RecoveryFold:
         self._index(run_state)
         # New positions are written whole; of the earlier ones, only those whose flag really changed.
         flags: dict[int, bool] = {}
-        counts = self._drop_count
+        done, current = self._done_drops, self._current_drops
         for position in now_live:
-            counts[position] -= 1
-            if not counts[position]:
-                del counts[position]
+            if position in current:
+                current.discard(position)
                 if position < before:
                     flags[position] = False
         for position in now_dropped:
-            count = counts.get(position, 0)
-            counts[position] = count + 1
-            if not count and position < before:
-                flags[position] = True
+            if position not in done and position not in current:
+                current.add(position)
+                if position < before:
+                    flags[position] = True
         return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
 
     def _opening(self, lineage: Sequence[int]) -> tuple[str, ...]:
@@ -782,7 +800,7 @@ class RecoveryFold:
         return [found[order] for order in sorted(found, reverse=True)]
 
     def dropped(self, position: int) -> bool:
-        return position in self._drop_count
+        return position in self._done_drops or position in self._current_drops
 
     def recovered(self) -> list[RecoveredMessage]:
         out: list[RecoveredMessage] = []
