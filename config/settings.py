@@ -167,8 +167,9 @@ SESSIONDESK_MAX_PAYLOAD_BYTES = env_int("SESSIONDESK_MAX_PAYLOAD_BYTES", 8 * 102
 DATA_UPLOAD_MAX_MEMORY_SIZE = SESSIONDESK_MAX_PAYLOAD_BYTES + 1024
 # Messages in one snapshot (413 above it): recovery and the audit of one request stay bounded.
 SESSIONDESK_MAX_SNAPSHOT_MESSAGES = env_int("SESSIONDESK_MAX_SNAPSHOT_MESSAGES", 10_000)
-# Messages of kept recoveries per worker process (the folds that let a next step cost only itself).
-SESSIONDESK_RECOVERY_CACHE_MESSAGES = env_int("SESSIONDESK_RECOVERY_CACHE_MESSAGES", 500_000)
+# Messages of kept recoveries per worker process (the folds that let a next step cost only itself): about 2.8 KB
+# each (docs/BENCHMARKS.md), so the default holds a 5,000-run conversation several times over in under 300 MB.
+SESSIONDESK_RECOVERY_CACHE_MESSAGES = env_int("SESSIONDESK_RECOVERY_CACHE_MESSAGES", 100_000)
 # Search ranking: BM25 with Lucene's defaults (search_app.bm25 checks the ranges).
 SESSIONDESK_SEARCH_BM25_K1 = float(os.environ.get("SESSIONDESK_SEARCH_BM25_K1") or 1.2)
 SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or 0.75)
