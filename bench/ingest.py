@@ -283,7 +283,7 @@ def bench_writers(args: argparse.Namespace) -> None:
     url = f"http://127.0.0.1:{port}/api/v1/snapshots"
     for _ in range(200):
         try:
-            httpx.get(f"http://127.0.0.1:{port}/login/", timeout=1)  # any answer: the workers are up
+            httpx.get(f"http://127.0.0.1:{port}/login", timeout=1)  # any answer: the workers are up
             break
         except httpx.TransportError:
             time.sleep(0.1)
