@@ -105,6 +105,19 @@ def json_depth(body: bytes) -> int:
 
 def find_unsafe_string(data: object) -> tuple[str, str] | None:
     """(JSON path, problem) of the first key or string value that cannot be stored, walked without recursion."""
+    try:
+        # One pass in C first: JSON text escapes every NUL as \u0000 and keeps a lone surrogate as it is, so text
+        # with neither holds no unsafe string (a literal backslash-u0000 only sends us to the walk that names it).
+        text = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = None
+    if text is not None and "\\u0000" not in text and not _SURROGATE.search(text):
+        return None
+    return walk_for_unsafe_string(data)
+
+
+def walk_for_unsafe_string(data: object) -> tuple[str, str] | None:
+    """`find_unsafe_string` by walking every key and value, naming the path of the first unsafe one."""
     stack: list[tuple[str, object]] = [("", data)]
     while stack:
         path, value = stack.pop()

@@ -7,7 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.core.api_input import MAX_JSON_DEPTH, decode_json, unsafe_text_problem
+from sessions_app.core.api_input import (
+    MAX_JSON_DEPTH,
+    decode_json,
+    find_unsafe_string,
+    unsafe_text_problem,
+    walk_for_unsafe_string,
+)
 from sessions_app.core.input_errors import RejectedInput
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, parse_snapshot, parse_tool_effect
 from tests.agents import weather_messages
@@ -100,3 +106,20 @@ def test_message_text_survives_or_is_refused_for_a_named_reason(text):
         assert not _storable(text) and ("NUL" in error.message or "surrogate" in error.message)
     else:
         assert _storable(text) and payload.messages
+
+
+unsafe_texts = st.lists(
+    st.sampled_from(["a", "\\", "u", "0", "\\u0000", "\x00", "\ud800", "\udfff", "😀"]), max_size=6
+).map("".join)
+hostile_values = st.recursive(
+    st.none() | st.integers() | st.floats(allow_nan=False) | unsafe_texts,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(unsafe_texts, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@FAST
+@given(hostile_values)
+def test_the_one_pass_check_names_what_the_walk_names(data):
+    """NULs, lone surrogates, their escaped lookalikes and astral characters: the fast check lets none through."""
+    assert find_unsafe_string(data) == walk_for_unsafe_string(data)
