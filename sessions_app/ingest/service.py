@@ -35,11 +35,10 @@ from sessions_app.models import (
     Snapshot,
     SnapshotMessage,
     Source,
-    StoredMessage,
     Tenant,
     ToolEffect,
 )
-from sessions_app.transcripts.store import NewSnapshot, update_transcript
+from sessions_app.transcripts.store import NewSnapshot, store_messages, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
@@ -90,23 +89,7 @@ def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict
     for item in prepared:
         for sha, content_hash, dumped in zip(item.shas, item.content_hashes, item.dumped, strict=True):
             wanted.setdefault(sha, (content_hash, dumped))
-    ids: dict[str, int] = {}
-    shas = list(wanted)
-    for start in range(0, len(shas), 500):
-        chunk = shas[start : start + 500]
-        ids.update(StoredMessage.objects.filter(tenant=tenant, sha256__in=chunk).values_list("sha256", "id"))
-    # Sorted, and conflicts ignored: two writers storing the same new message (a shared system prompt) both
-    # succeed, and each waits for the other's rows in the same order, so they cannot deadlock.
-    missing = sorted(sha for sha in shas if sha not in ids)
-    StoredMessage.objects.bulk_create(
-        [StoredMessage(tenant=tenant, sha256=sha, content_hash=wanted[sha][0], data=wanted[sha][1]) for sha in missing],
-        batch_size=500,
-        ignore_conflicts=True,
-    )
-    for start in range(0, len(missing), 500):
-        chunk = missing[start : start + 500]
-        ids.update(StoredMessage.objects.filter(tenant=tenant, sha256__in=chunk).values_list("sha256", "id"))
-    return ids, len(missing)
+    return store_messages(tenant.id, wanted)
 
 
 def _lock_conversations(tenant: Tenant, external_ids: Iterable[str]) -> dict[str, Conversation]:

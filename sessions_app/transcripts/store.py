@@ -10,7 +10,7 @@ transcript from its first changed row. Both write the search index in the same t
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -100,19 +100,48 @@ def load_run_inputs(
     return run_inputs, stored_id_of, last_keys
 
 
-def _stored_message_id(conversation: Conversation, message: ModelMessage, stored_id_of: dict[int, int]) -> int:
-    """The StoredMessage of a recovered message; one recovery derived (a request split from its summary) is stored."""
-    found = stored_id_of.get(id(message))
-    if found is not None:
-        return found
-    data = dump_message(message)
-    stored, _ = StoredMessage.objects.get_or_create(
-        tenant_id=conversation.tenant_id,
-        sha256=sha256_text(data),
-        defaults={"content_hash": message_hash(message), "data": data},
+def store_messages(tenant_id: int, wanted: dict[str, tuple[str, str]]) -> tuple[dict[str, int], int]:
+    """StoredMessage ids by sha256 for `wanted` (sha256 -> content hash, serialized message), inserting only the
+    ones the tenant never stored; returns the ids and how many were inserted. A query per 500 messages."""
+    ids: dict[str, int] = {}
+    shas = list(wanted)
+    for start in range(0, len(shas), 500):
+        chunk = shas[start : start + 500]
+        ids.update(StoredMessage.objects.filter(tenant_id=tenant_id, sha256__in=chunk).values_list("sha256", "id"))
+    # Sorted, and conflicts ignored: two writers storing the same new message (a shared system prompt) both
+    # succeed, and each waits for the other's rows in the same order, so they cannot deadlock.
+    missing = sorted(sha for sha in shas if sha not in ids)
+    StoredMessage.objects.bulk_create(
+        [
+            StoredMessage(tenant_id=tenant_id, sha256=sha, content_hash=wanted[sha][0], data=wanted[sha][1])
+            for sha in missing
+        ],
+        batch_size=500,
+        ignore_conflicts=True,
     )
-    stored_id_of[id(message)] = stored.id
-    return stored.id
+    for start in range(0, len(missing), 500):
+        chunk = missing[start : start + 500]
+        ids.update(StoredMessage.objects.filter(tenant_id=tenant_id, sha256__in=chunk).values_list("sha256", "id"))
+    return ids, len(missing)
+
+
+def _resolve_stored_ids(
+    conversation: Conversation, messages: Iterable[ModelMessage], stored_id_of: dict[int, int]
+) -> None:
+    """Enter in `stored_id_of` the StoredMessage of every message missing from it: those recovery derived (a
+    request split from its summary) are stored too."""
+    unknown: dict[int, tuple[ModelMessage, str]] = {}  # holding each message keeps its id unique
+    wanted: dict[str, tuple[str, str]] = {}
+    for message in messages:
+        if id(message) in stored_id_of or id(message) in unknown:
+            continue
+        data = dump_message(message)
+        sha = sha256_text(data)
+        unknown[id(message)] = (message, sha)
+        wanted.setdefault(sha, (message_hash(message), data))
+    if wanted:
+        ids, _ = store_messages(conversation.tenant_id, wanted)
+        stored_id_of.update({key: ids[sha] for key, (_, sha) in unknown.items()})
 
 
 @dataclass(frozen=True)
@@ -134,8 +163,9 @@ def _rows_for(
     )
     rows = []
     position = 0
+    _resolve_stored_ids(conversation, (item.message for item in recovered), stored_id_of)
     for item in recovered:
-        message_id = _stored_message_id(conversation, item.message, stored_id_of)
+        message_id = stored_id_of[id(item.message)]
         rows.append(
             _Row(position, run_pk[item.run_id], message_id, item.recovered_from_compaction, item.summary_artifact)
         )
@@ -210,8 +240,6 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         )
         _keep_after_commit(conversation, kept)
     return length
-
-
 
 
 @dataclass(frozen=True)
@@ -385,13 +413,17 @@ def _write_changes(
 ) -> None:
     """Write what the folded snapshots changed: new rows, rows now holding a later copy, flags, artifacts."""
     fold = kept.fold
+    known = kept.stored_id_of
+    needed = [fold.entries[p].message for change in changes for p in change.replaced if p < first]
+    needed += [artifact.message for change in changes for artifact in change.artifacts]
+    needed += [fold.entries[p].message for p in range(first, len(fold.entries))]
+    for message in needed:
+        if id(message) not in known and id(message) in batch_ids:
+            known[id(message)] = batch_ids[id(message)]
+    _resolve_stored_ids(conversation, needed, known)
 
     def stored_id(message: ModelMessage) -> int:
-        found = kept.stored_id_of.get(id(message)) or batch_ids.get(id(message))
-        if found is None:
-            found = _stored_message_id(conversation, message, {})
-        kept.stored_id_of[id(message)] = found
-        return found
+        return known[id(message)]
 
     rewritten: set[int] = set()
     flags: dict[int, bool] = {}
