@@ -14,7 +14,7 @@ per-block impacts the same way; pg_textsearch quantizes lengths instead, which m
 """
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +41,71 @@ class Posting:
 
 
 @dataclass(frozen=True, slots=True)
+class Columns:
+    """Postings of one term, column by column, in document order: `positions` holds each document's positions
+    (absolute, ascending) one document after the other, `tfs[i]` of them for the i-th document."""
+
+    ids: Ints
+    tfs: Ints
+    lengths: Ints
+    positions: Ints
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def of(cls, postings: Sequence[Posting]) -> "Columns":
+        return cls(
+            np.array([p.document for p in postings], dtype=np.int64),
+            np.array([p.tf for p in postings], dtype=np.int64),
+            np.array([p.length for p in postings], dtype=np.int64),
+            np.array([q for p in postings for q in p.positions], dtype=np.int64),
+        )
+
+    def postings(self) -> list[Posting]:
+        bounds = np.concatenate(([0], np.cumsum(self.tfs))).tolist()
+        flat = self.positions.tolist()
+        return [
+            Posting(document, tuple(flat[bounds[i] : bounds[i + 1]]), length)
+            for i, (document, length) in enumerate(zip(self.ids.tolist(), self.lengths.tolist(), strict=True))
+        ]
+
+    def slice(self, start: int, stop: int) -> "Columns":
+        offsets = np.concatenate(([0], np.cumsum(self.tfs)))
+        return Columns(
+            self.ids[start:stop],
+            self.tfs[start:stop],
+            self.lengths[start:stop],
+            self.positions[offsets[start] : offsets[min(stop, len(self))]],
+        )
+
+    def without(self, documents: Collection[int]) -> "Columns":
+        """These postings less the given documents'."""
+        keep = ~np.isin(self.ids, np.fromiter(documents, dtype=np.int64, count=len(documents)))
+        return Columns(self.ids[keep], self.tfs[keep], self.lengths[keep], self.positions[np.repeat(keep, self.tfs)])
+
+    @classmethod
+    def merge(cls, parts: Sequence["Columns"]) -> "Columns":
+        """Postings of disjoint document sets, put in document order."""
+        parts = [part for part in parts if len(part)]
+        if not parts:
+            return _EMPTY
+        ids = np.concatenate([p.ids for p in parts])
+        tfs = np.concatenate([p.tfs for p in parts])
+        lengths = np.concatenate([p.lengths for p in parts])
+        positions = np.concatenate([p.positions for p in parts])
+        if np.all(ids[1:] > ids[:-1]):
+            return cls(ids, tfs, lengths, positions)
+        # Out of order only when a transaction commits documents older than ones already folded.
+        order = np.argsort(ids, kind="stable")
+        segments = np.split(positions, np.cumsum(tfs)[:-1])
+        return cls(ids[order], tfs[order], lengths[order], np.concatenate([segments[i] for i in order.tolist()]))
+
+
+_EMPTY = Columns(*(np.zeros(0, dtype=np.int64) for _ in range(4)))
+
+
+@dataclass(frozen=True, slots=True)
 class EncodedBlock:
     """A block as stored: its id range and size in the clear (to skip it unread), the rest packed."""
 
@@ -59,11 +124,10 @@ class DecodedBlock:
     lengths: Ints
 
 
-def _pack(values: Sequence[int] | Ints) -> bytes:
-    raw = np.asarray(values, dtype=np.int64)
-    if raw.size and (raw.min() < 0 or raw.max() > 0xFFFFFFFF):
+def _pack(values: Ints) -> bytes:
+    if values.size and (values.min() < 0 or values.max() > 0xFFFFFFFF):
         raise ValueError("a block value does not fit in 32 bits")
-    data = raw.astype(_U4).tobytes()
+    data = values.astype(_U4).tobytes()
     compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
     deflated = compressor.compress(data) + compressor.flush()
     return _DEFLATED + deflated if len(deflated) < len(data) else _RAW + data
@@ -75,18 +139,17 @@ def _unpack(payload: bytes) -> Ints:
     return np.frombuffer(data, dtype=_U4).astype(np.int64)
 
 
-def frontier(tfs: Sequence[int], lengths: Sequence[int]) -> list[tuple[int, int]]:
+def frontier(tfs: Ints, lengths: Ints) -> tuple[Ints, Ints]:
     """The Pareto-maximal (tf, length) pairs: shortest first, each with a higher tf than every shorter one."""
-    pairs = sorted(set(zip(tfs, lengths, strict=True)), key=lambda pair: (pair[1], -pair[0]))
-    kept: list[tuple[int, int]] = []
-    for tf, length in pairs:
-        if not kept or tf > kept[-1][0]:
-            kept.append((tf, length))
-    return kept
+    order = np.lexsort((-tfs, lengths))
+    tfs, lengths = tfs[order], lengths[order]
+    best_before = np.concatenate(([0], np.maximum.accumulate(tfs)[:-1]))
+    keep = tfs > best_before
+    return tfs[keep], lengths[keep]
 
 
-def encode_frontier(pairs: Sequence[tuple[int, int]]) -> bytes:
-    return np.asarray([value for pair in pairs for value in pair], dtype=_U4).tobytes()
+def encode_frontier(tfs: Ints, lengths: Ints) -> bytes:
+    return np.column_stack((tfs, lengths)).astype(_U4).tobytes()
 
 
 def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
@@ -95,33 +158,34 @@ def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
     return values[0::2], values[1::2]
 
 
-def encode(postings: Sequence[Posting]) -> EncodedBlock:
-    """One block of postings in strictly increasing document order."""
-    if not 0 < len(postings) <= BLOCK_SIZE:
-        raise ValueError(f"a block holds 1 to {BLOCK_SIZE} postings, got {len(postings)}")
-    ids = [p.document for p in postings]
-    if any(b <= a for a, b in zip(ids, ids[1:], strict=False)):
+def encode_columns(columns: Columns) -> EncodedBlock:
+    """One block of 1 to BLOCK_SIZE postings in strictly increasing document order."""
+    count = len(columns)
+    if not 0 < count <= BLOCK_SIZE:
+        raise ValueError(f"a block holds 1 to {BLOCK_SIZE} postings, got {count}")
+    ids = columns.ids
+    if np.any(ids[1:] <= ids[:-1]):
         raise ValueError("a block's documents must be in strictly increasing order")
+    if np.any(columns.tfs <= 0) or int(columns.tfs.sum()) != len(columns.positions):
+        raise ValueError("every posting needs as many positions as its tf, at least one")
+    deltas = np.diff(ids, prepend=ids[0])
+    starts = np.cumsum(columns.tfs) - columns.tfs
+    position_deltas = np.diff(columns.positions, prepend=0)
+    position_deltas[starts] = columns.positions[starts]
+    return EncodedBlock(
+        first=int(ids[0]),
+        last=int(ids[-1]),
+        count=count,
+        postings=_pack(np.concatenate((deltas, columns.tfs, columns.lengths))),
+        positions=_pack(position_deltas),
+        frontier=encode_frontier(*frontier(columns.tfs, columns.lengths)),
+    )
+
+
+def encode(postings: Sequence[Posting]) -> EncodedBlock:
     if any(p.tf == 0 for p in postings):
         raise ValueError("a posting needs at least one position")
-    first = ids[0]
-    deltas = [0] + [b - a for a, b in zip(ids, ids[1:], strict=False)]
-    tfs = [p.tf for p in postings]
-    lengths = [p.length for p in postings]
-    position_deltas: list[int] = []
-    for posting in postings:
-        previous = 0
-        for position in posting.positions:
-            position_deltas.append(position - previous)
-            previous = position
-    return EncodedBlock(
-        first=first,
-        last=ids[-1],
-        count=len(postings),
-        postings=_pack(deltas + tfs + lengths),
-        positions=_pack(position_deltas),
-        frontier=encode_frontier(frontier(tfs, lengths)),
-    )
+    return encode_columns(Columns.of(postings))
 
 
 def decode(first: int, count: int, payload: bytes) -> DecodedBlock:
@@ -130,26 +194,36 @@ def decode(first: int, count: int, payload: bytes) -> DecodedBlock:
     return DecodedBlock(ids, values[count : 2 * count], values[2 * count : 3 * count])
 
 
+def _absolute_positions(tfs: Ints, payload: bytes) -> Ints:
+    deltas = _unpack(payload)
+    running = np.cumsum(deltas)
+    starts = np.cumsum(tfs) - tfs
+    before = running[starts] - deltas[starts]
+    return running - np.repeat(before, tfs)
+
+
 def decode_positions(tfs: Ints, payload: bytes) -> list[Ints]:
     """Each document's positions of the term, in the block's document order."""
-    deltas = _unpack(payload)
-    bounds = np.concatenate(([0], np.cumsum(tfs)))
-    return [np.cumsum(deltas[bounds[i] : bounds[i + 1]]) for i in range(len(tfs))]
+    return np.split(_absolute_positions(tfs, payload), np.cumsum(tfs)[:-1])
+
+
+def decode_columns(block: EncodedBlock) -> Columns:
+    decoded = decode(block.first, block.count, block.postings)
+    return Columns(decoded.ids, decoded.tfs, decoded.lengths, _absolute_positions(decoded.tfs, block.positions))
 
 
 def decode_postings(block: EncodedBlock) -> list[Posting]:
-    """The block back as postings (for merging and rewriting)."""
-    decoded = decode(block.first, block.count, block.postings)
-    positions = decode_positions(decoded.tfs, block.positions)
-    return [
-        Posting(int(document), tuple(int(p) for p in where), int(length))
-        for document, where, length in zip(decoded.ids, positions, decoded.lengths, strict=True)
-    ]
+    """The block back as postings."""
+    return decode_columns(block).postings()
+
+
+def chunk_columns(columns: Columns, size: int = BLOCK_SIZE) -> list[EncodedBlock]:
+    """Postings (in document order) cut into full blocks, the last one possibly partial."""
+    return [encode_columns(columns.slice(start, start + size)) for start in range(0, len(columns), size)]
 
 
 def chunk(postings: Sequence[Posting], size: int = BLOCK_SIZE) -> list[EncodedBlock]:
-    """Postings (in document order) cut into full blocks, the last one possibly partial."""
-    return [encode(postings[start : start + size]) for start in range(0, len(postings), size)]
+    return chunk_columns(Columns.of(postings), size)
 
 
 def postings_of(document: int, terms: Sequence[str]) -> dict[str, Posting]:
@@ -158,3 +232,42 @@ def postings_of(document: int, terms: Sequence[str]) -> dict[str, Posting]:
     for position, term in enumerate(terms):
         where.setdefault(term, []).append(position)
     return {term: Posting(document, tuple(found), len(terms)) for term, found in where.items()}
+
+
+def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> dict[str, Columns]:
+    """Every term's postings over these documents (given in increasing id order), column by column.
+
+    One pass filling flat arrays, one stable sort by term: a fold of many thousands of documents builds no
+    Python object per posting.
+    """
+    vocabulary: dict[str, int] = {}
+    term_ids: list[int] = []
+    owners: list[int] = []
+    lengths: list[int] = []
+    documents_ids: list[int] = []
+    for document, terms in documents:
+        documents_ids.append(document)
+        lengths.append(len(terms))
+        term_ids.extend(vocabulary.setdefault(term, len(vocabulary)) for term in terms)
+        owners.extend([len(lengths) - 1] * len(terms))
+    if not term_ids:
+        return {}
+    tid = np.array(term_ids, dtype=np.int64)
+    owner = np.array(owners, dtype=np.int64)
+    position = np.arange(len(tid), dtype=np.int64) - np.repeat(np.cumsum(lengths) - np.array(lengths), lengths)
+    order = np.argsort(tid, kind="stable")  # stable: each term's entries stay in document, then position, order
+    tid, owner, position = tid[order], owner[order], position[order]
+    cuts = np.flatnonzero(np.diff(tid)) + 1
+    names = list(vocabulary)
+    lengths_array = np.array(lengths, dtype=np.int64)
+    ids_array = np.array(documents_ids, dtype=np.int64)
+    out: dict[str, Columns] = {}
+    for segment_owner, segment_position, term_id in zip(
+        np.split(owner, cuts), np.split(position, cuts), tid[np.concatenate(([0], cuts))].tolist(), strict=True
+    ):
+        starts = np.concatenate(([True], segment_owner[1:] != segment_owner[:-1]))
+        first_rows = np.flatnonzero(starts)
+        tfs = np.diff(np.append(first_rows, len(segment_owner)))
+        owners_of_term = segment_owner[first_rows]
+        out[names[term_id]] = Columns(ids_array[owners_of_term], tfs, lengths_array[owners_of_term], segment_position)
+    return out

@@ -25,11 +25,18 @@ class SearchDocument(models.Model):
     timestamp = models.DateTimeField(null=True, blank=True)
     length = models.PositiveIntegerField(help_text="Number of index terms: the BM25 document length.")
     terms = models.TextField(help_text="Index terms in order, joined by single spaces.")
+    folded = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Whether the document's postings are in PostingBlock rows; until then it is in the unfolded tail.",
+    )
 
     class Meta:
         indexes = [
             models.Index(fields=["tenant", "conversation", "position"], name="searchdoc_tenant_conv"),
             models.Index(fields=["tenant", "run"], name="searchdoc_tenant_run"),
+            # The tail: a few thousand documents per tenant at most, found without reading the folded ones.
+            models.Index(fields=["tenant", "id"], condition=models.Q(folded=False), name="searchdoc_tail"),
         ]
 
     def __str__(self) -> str:
@@ -56,3 +63,43 @@ class ConversationIndex(models.Model):
 
     def __str__(self) -> str:
         return f"index statistics of conversation {self.conversation_id}"
+
+
+class PostingBlock(models.Model):
+    """Up to 128 documents of one tenant holding one term (search_app.blocks), for tenant-wide ranking.
+
+    Blocks of a (tenant, term) never overlap in document ids; `is_last` marks the one new documents are appended
+    to. Blocks are not kept per conversation: most (term, conversation) pairs hold one or two documents, and a
+    row each would cost more than the postings themselves; a conversation's few thousand documents are ranked
+    from the documents table instead.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    term = models.CharField(max_length=100)
+    first_document = models.BigIntegerField()
+    last_document = models.BigIntegerField()
+    count = models.PositiveSmallIntegerField()
+    is_last = models.BooleanField(default=False)
+    postings = models.BinaryField(help_text="Delta-encoded document ids, term frequencies and document lengths.")
+    positions = models.BinaryField(help_text="The term's positions in each document, delta-encoded.")
+    frontier = models.BinaryField(help_text="Pareto-maximal (tf, length) pairs: the block's exact score bound.")
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "term", "first_document"], name="postingblock_term")]
+
+
+class DeletedDocument(models.Model):
+    """A folded document deleted since its blocks were last rewritten: searches skip it and take it out of df.
+
+    Written by a database trigger (migration 0005) on every delete of a folded search document, whatever code
+    path or cascade deletes it; removed when a fold rewrites the blocks holding it. Plain integers, no foreign
+    keys: the tenant may be deleted in the same statement.
+    """
+
+    document_id = models.BigIntegerField(primary_key=True)
+    tenant_id = models.BigIntegerField()
+    terms = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant_id"], name="deleteddoc_tenant")]

@@ -22,7 +22,7 @@ from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
 from search_app.backends.counting import count_matches
-from search_app.backends.postings import postings_rankable, rank_with_postings
+from search_app.backends.block_ranking import blocks_rankable, rank_with_blocks
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
@@ -387,8 +387,8 @@ def _rank(
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
-    if in_database and backend.vendor == "postgresql" and postings_rankable(parsed, search_scope, filters):
-        return rank_with_postings(parsed, search_scope, stats, bm25_params(), window)[0]
+    if getattr(settings, "SESSIONDESK_SEARCH_BLOCKS", True) and blocks_rankable(parsed, search_scope, filters):
+        return rank_with_blocks(parsed, search_scope, stats, bm25_params(), window)
     if in_database and sql_rankable(parsed):
         return rank_in_database(
             parsed,

@@ -79,3 +79,26 @@ def test_a_block_refuses_unordered_documents_and_empty_postings():
 def test_postings_of_a_document_list_each_term_with_its_positions():
     found = blocks.postings_of(9, ["a", "b", "a"])
     assert found == {"a": blocks.Posting(9, (0, 2), 3), "b": blocks.Posting(9, (1,), 3)}
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=30), min_size=1, max_size=40))
+@settings(max_examples=100, deadline=None)
+def test_inverting_documents_gives_each_term_its_postings(texts):
+    documents = [(10 + 3 * i, terms) for i, terms in enumerate(texts)]
+    expected: dict[str, list[blocks.Posting]] = {}
+    for document, terms in documents:
+        for term, posting in blocks.postings_of(document, terms).items():
+            expected.setdefault(term, []).append(posting)
+    inverted = blocks.invert(documents)
+    assert {term: columns.postings() for term, columns in inverted.items()} == expected
+
+
+@given(posting_lists(max_size=300), st.data())
+@settings(max_examples=50, deadline=None)
+def test_merging_and_removing_keep_document_order(postings, data):
+    split = data.draw(st.integers(0, len(postings)))
+    odd, even = postings[split:], postings[:split]
+    merged = blocks.Columns.merge([blocks.Columns.of(odd), blocks.Columns.of(even)])
+    assert merged.postings() == postings
+    gone = {p.document for p in postings[::3]}
+    assert merged.without(gone).postings() == [p for p in postings if p.document not in gone]

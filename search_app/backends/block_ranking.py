@@ -1,0 +1,133 @@
+"""Tenant-wide ranking from posting blocks (search_app.blocks, search_app.topk), on PostgreSQL and SQLite alike.
+
+For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over
+one or more whole tenants, without role, agent, tool or time filters; anything else goes to the other exact
+rankers. Three reads, all by index: the blocks' metadata for the query's terms (ids, sizes, frontiers; no
+payload), the tenants' tombstones, and the tenants' unfolded tail documents holding a query word (at most a few
+thousand rows by a partial index). df per term is the blocks' sizes, less tombstoned documents holding it, plus
+tail documents holding it: exact. The tail is scored by search_app.bm25 and seeds the top k; then
+search_app.topk reads only the blocks it must, their postings in one query per step and positions only for
+phrases.
+"""
+
+from collections.abc import Collection, Sequence
+
+from django.db import connection
+
+from search_app import bm25, topk
+from search_app.backends.base import DOCS, Filters, Scope
+from search_app.blocks import DecodedBlock, decode, decode_frontier
+from search_app.query import ParsedQuery, Phrase, Term
+from search_app.tokenize import is_cjk
+
+BLOCKS = "search_app_postingblock"
+TOMBSTONES = "search_app_deleteddocument"
+
+
+def blocks_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
+    return (
+        scope.conversation_pk is None
+        and scope.run_pk is None
+        and not scope.exclude_pending
+        and filters == Filters()
+        and all(
+            isinstance(clause, Term)
+            or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
+            for clause in query.should + query.must_not
+        )
+    )
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+class _Reader:
+    """Block payloads by row id: one query for every block a step of the top-k search asks for."""
+
+    def __init__(self, max_document: int | None) -> None:
+        self.max_document = max_document
+        self.reads = 0
+
+    def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        keys = sorted(keys)
+        self.reads += len(keys)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, first_document, count, postings FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys
+            )
+            return {key: decode(first, count, bytes(data)) for key, first, count, data in cursor.fetchall()}
+
+    def positions(self, keys: Collection[int]) -> dict[int, bytes]:
+        keys = sorted(keys)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id, positions FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys)
+            return {key: bytes(data) for key, data in cursor.fetchall()}
+
+
+def rank_with_blocks(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (document id, score) of the scope, best first, ties by id."""
+    if stats.documents == 0:
+        return []
+    tenants = list(scope.tenant_ids)
+    every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
+    positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
+    max_document = scope.max_document_id
+    reader = _Reader(max_document)
+    upto = "" if max_document is None else " AND first_document <= %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, tenant_id, term, first_document, last_document, count, frontier FROM {BLOCKS} "
+            f"WHERE tenant_id IN ({_marks(tenants)}) AND term IN ({_marks(every_term)}){upto}",
+            [*tenants, *every_term, *([] if max_document is None else [max_document])],
+        )
+        infos = []
+        df = dict.fromkeys(every_term, 0)
+        straddling = []
+        for key, tenant, term, first, last, count, frontier in cursor.fetchall():
+            tfs, lengths = decode_frontier(bytes(frontier))
+            infos.append(topk.BlockInfo(key, tenant, term, first, last, count, tfs, lengths))
+            if max_document is not None and last > max_document:
+                straddling.append((key, term))
+            else:
+                df[term] += count
+        # A later page sees the index as the first did: documents past its newest are out of df too.
+        decoded = reader.postings([key for key, _ in straddling]) if straddling else {}
+        for key, term in straddling:
+            df[term] += int((decoded[key].ids <= max_document).sum())
+
+        cursor.execute(
+            f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"
+            + ("" if max_document is None else " AND document_id <= %s"),
+            [*tenants, *([] if max_document is None else [max_document])],
+        )
+        deleted: set[int] = set()
+        for key, terms in cursor.fetchall():
+            deleted.add(key)
+            for term in set(terms.split(" ")).intersection(every_term):
+                df[term] -= 1
+
+        holds = " OR ".join(["(' ' || terms || ' ') LIKE %s"] * len(positive))
+        cursor.execute(
+            f"SELECT id, length, terms FROM {DOCS} WHERE tenant_id IN ({_marks(tenants)}) AND folded = %s"
+            + ("" if max_document is None else " AND id <= %s")
+            + f" AND ({holds})",
+            [*tenants, False, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
+        )
+        tail = [bm25.Document(key, terms, length=length) for key, length, terms in cursor.fetchall()]
+    for document in tail:
+        for term in every_term:
+            if document.has(term):
+                df[term] += 1
+    score = bm25.scorer(query, {t: n for t, n in df.items() if n > 0}, stats, params)
+    seeds = []
+    for document in tail:
+        if not bm25.excluded(query, document):
+            value = score(document)
+            if value > 0.0:
+                seeds.append((document.key, value))
+    return topk.top_k(
+        query, infos, df, stats, params, reader, limit, seeds=seeds, skip=deleted, max_document=max_document
+    )
