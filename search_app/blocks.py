@@ -199,7 +199,8 @@ def _absolute_positions(tfs: Ints, payload: bytes) -> Ints:
     running = np.cumsum(deltas)
     starts = np.cumsum(tfs) - tfs
     before = running[starts] - deltas[starts]
-    return running - np.repeat(before, tfs)
+    absolute: Ints = running - np.repeat(before, tfs)
+    return absolute
 
 
 def decode_positions(tfs: Ints, payload: bytes) -> list[Ints]:

@@ -3,7 +3,8 @@
 New documents are written unfolded, in the transcript's transaction (search_app.index), and are searchable at
 once: the block ranker scores the tail directly (search_app.backends.block_ranking). Once a tenant's tail
 reaches `SESSIONDESK_SEARCH_FOLD_AT` documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so
-folds it: in a background thread on PostgreSQL, inline on SQLite (one writer at a time there anyway);
+folds it: in a background thread on PostgreSQL, inline on SQLite (one writer at a time there anyway; the setting
+`SESSIONDESK_SEARCH_FOLD_INLINE` decides otherwise);
 `manage.py reindex --pending` folds whatever a stopped process left.
 
 A fold, in one transaction per batch of documents, under a per-tenant lock: read the batch (locking its rows, so a
@@ -82,7 +83,8 @@ def fold_everything() -> int:
     """Fold every tenant's tail and tombstones (migration 0005, `reindex --pending`, benchmarks)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT DISTINCT tenant_id FROM {DOCS} WHERE folded = %s UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}",
+            f"SELECT DISTINCT tenant_id FROM {DOCS} WHERE folded = %s "
+            f"UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}",
             [False],
         )
         tenants = sorted(row[0] for row in cursor.fetchall())
@@ -117,7 +119,8 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
             deletes: list[int] = []
             inserts: list[PostingBlock] = []
             for term in terms:
-                _rewrite(tenant_id, term, stored.get(term, []), new.get(term), removed.get(term, set()), deletes, inserts)
+                dead_here = removed.get(term, set())
+                _rewrite(tenant_id, term, stored.get(term, []), new.get(term), dead_here, deletes, inserts)
             for keys in _chunks(deletes, _IDS_PER_QUERY):
                 cursor.execute(f"DELETE FROM {BLOCKS} WHERE id IN ({_marks(len(keys))})", list(keys))
             PostingBlock.objects.bulk_create(inserts, batch_size=1000)
@@ -223,8 +226,9 @@ _running_lock = threading.Lock()
 def fold_when_due(tenant_ids: Iterable[int]) -> None:
     """After a commit: fold the tenants whose tail or tombstones reached their level."""
     due = [t for t, (tail, dead) in tail_sizes(tenant_ids).items() if tail >= fold_at() or dead >= PURGE_AT]
+    inline = getattr(settings, "SESSIONDESK_SEARCH_FOLD_INLINE", connection.vendor != "postgresql")
     for tenant_id in due:
-        if connection.vendor != "postgresql":
+        if inline:
             fold_tenant(tenant_id)
             continue
         with _running_lock:

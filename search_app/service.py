@@ -21,8 +21,8 @@ from django.db.models import Count, Max, Sum
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
-from search_app.backends.counting import count_matches
 from search_app.backends.block_ranking import blocks_rankable, rank_with_blocks
+from search_app.backends.counting import count_matches
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in

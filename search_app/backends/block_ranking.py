@@ -94,9 +94,10 @@ def rank_with_blocks(
             else:
                 df[term] += count
         # A later page sees the index as the first did: documents past its newest are out of df too.
-        decoded = reader.postings([key for key, _ in straddling]) if straddling else {}
-        for key, term in straddling:
-            df[term] += int((decoded[key].ids <= max_document).sum())
+        if straddling and max_document is not None:
+            decoded = reader.postings([key for key, _ in straddling])
+            for key, term in straddling:
+                df[term] += int((decoded[key].ids <= max_document).sum())
 
         cursor.execute(
             f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"
