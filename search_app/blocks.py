@@ -13,7 +13,9 @@ these pairs and is computed exactly at query time from the statistics of the sco
 per-block impacts the same way; pg_textsearch quantizes lengths instead, which makes its bounds approximate.
 """
 
+import sys
 import zlib
+from array import array
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +25,8 @@ import numpy.typing as npt
 BLOCK_SIZE = 128
 _RAW, _DEFLATED = b"\x00", b"\x01"
 _U4 = np.dtype("<u4")
+_BIG_ENDIAN = sys.byteorder == "big"
+assert array("I").itemsize == 4, "blocks are packed as 32-bit unsigned integers"
 
 Ints = npt.NDArray[np.int64]
 
@@ -90,6 +94,8 @@ class Columns:
         parts = [part for part in parts if len(part)]
         if not parts:
             return _EMPTY
+        if len(parts) == 1:
+            return parts[0]
         ids = np.concatenate([p.ids for p in parts])
         tfs = np.concatenate([p.tfs for p in parts])
         lengths = np.concatenate([p.lengths for p in parts])
@@ -124,10 +130,16 @@ class DecodedBlock:
     lengths: Ints
 
 
-def _pack(values: Ints) -> bytes:
-    if values.size and (values.min() < 0 or values.max() > 0xFFFFFFFF):
-        raise ValueError("a block value does not fit in 32 bits")
-    data = values.astype(_U4).tobytes()
+def _pack(values: Sequence[int]) -> bytes:
+    try:
+        packed = array("I", values)  # "I" is 4 bytes wherever numpy runs; checked at import below
+    except OverflowError:
+        raise ValueError("a block value does not fit in 32 bits") from None
+    if _BIG_ENDIAN:
+        packed.byteswap()
+    data = packed.tobytes()
+    if len(data) <= 16:  # deflate's own framing makes so few values longer, not shorter
+        return _RAW + data
     compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
     deflated = compressor.compress(data) + compressor.flush()
     return _DEFLATED + deflated if len(deflated) < len(data) else _RAW + data
@@ -139,19 +151,6 @@ def _unpack(payload: bytes) -> Ints:
     return np.frombuffer(data, dtype=_U4).astype(np.int64)
 
 
-def frontier(tfs: Ints, lengths: Ints) -> tuple[Ints, Ints]:
-    """The Pareto-maximal (tf, length) pairs: shortest first, each with a higher tf than every shorter one."""
-    order = np.lexsort((-tfs, lengths))
-    tfs, lengths = tfs[order], lengths[order]
-    best_before = np.concatenate(([0], np.maximum.accumulate(tfs)[:-1]))
-    keep = tfs > best_before
-    return tfs[keep], lengths[keep]
-
-
-def encode_frontier(tfs: Ints, lengths: Ints) -> bytes:
-    return np.column_stack((tfs, lengths)).astype(_U4).tobytes()
-
-
 def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
     """(tfs, lengths) of the frontier."""
     values = np.frombuffer(data, dtype=_U4).astype(np.int64)
@@ -160,26 +159,49 @@ def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
 
 def encode_columns(columns: Columns) -> EncodedBlock:
     """One block of 1 to BLOCK_SIZE postings in strictly increasing document order."""
-    count = len(columns)
+    return encode_lists(columns.ids.tolist(), columns.tfs.tolist(), columns.lengths.tolist(), columns.positions.tolist())
+
+
+def encode_lists(ids: list[int], tfs: list[int], lengths: list[int], positions: list[int]) -> EncodedBlock:
+    """`encode_columns` on plain lists: most blocks hold one or two documents (rare terms), and for so few values
+    Python's own loops cost less than numpy's per-call overhead."""
+    count = len(ids)
     if not 0 < count <= BLOCK_SIZE:
         raise ValueError(f"a block holds 1 to {BLOCK_SIZE} postings, got {count}")
-    ids = columns.ids
-    if np.any(ids[1:] <= ids[:-1]):
+    deltas = [0] + [b - a for a, b in zip(ids, ids[1:], strict=False)]
+    if min(deltas[1:], default=1) <= 0:
         raise ValueError("a block's documents must be in strictly increasing order")
-    if np.any(columns.tfs <= 0) or int(columns.tfs.sum()) != len(columns.positions):
+    if min(tfs) <= 0 or sum(tfs) != len(positions):
         raise ValueError("every posting needs as many positions as its tf, at least one")
-    deltas = np.diff(ids, prepend=ids[0])
-    starts = np.cumsum(columns.tfs) - columns.tfs
-    position_deltas = np.diff(columns.positions, prepend=0)
-    position_deltas[starts] = columns.positions[starts]
+    position_deltas: list[int] = []
+    at = 0
+    for tf in tfs:
+        previous = 0
+        for position in positions[at : at + tf]:
+            position_deltas.append(position - previous)
+            previous = position
+        at += tf
+    # The frontier: the Pareto-maximal (tf, length) pairs, shortest first, each with a higher tf than any shorter.
+    pairs = sorted(set(zip(tfs, lengths, strict=True)), key=lambda pair: (pair[1], -pair[0]))
+    best: list[int] = []
+    for tf, length in pairs:
+        if not best or tf > best[-2]:
+            best += (tf, length)
     return EncodedBlock(
-        first=int(ids[0]),
-        last=int(ids[-1]),
+        first=ids[0],
+        last=ids[-1],
         count=count,
-        postings=_pack(np.concatenate((deltas, columns.tfs, columns.lengths))),
+        postings=_pack(deltas + tfs + lengths),
         positions=_pack(position_deltas),
-        frontier=encode_frontier(*frontier(columns.tfs, columns.lengths)),
+        frontier=_pack_plain(best),
     )
+
+
+def _pack_plain(values: list[int]) -> bytes:
+    packed = array("I", values)
+    if _BIG_ENDIAN:
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def encode(postings: Sequence[Posting]) -> EncodedBlock:
@@ -220,6 +242,8 @@ def decode_postings(block: EncodedBlock) -> list[Posting]:
 
 def chunk_columns(columns: Columns, size: int = BLOCK_SIZE) -> list[EncodedBlock]:
     """Postings (in document order) cut into full blocks, the last one possibly partial."""
+    if len(columns) <= size:
+        return [encode_columns(columns)]
     return [encode_columns(columns.slice(start, start + size)) for start in range(0, len(columns), size)]
 
 
@@ -235,40 +259,79 @@ def postings_of(document: int, terms: Sequence[str]) -> dict[str, Posting]:
     return {term: Posting(document, tuple(found), len(terms)) for term, found in where.items()}
 
 
-def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> dict[str, Columns]:
-    """Every term's postings over these documents (given in increasing id order), column by column.
+@dataclass(frozen=True, slots=True)
+class Inverted:
+    """Postings of many terms over a batch of documents, as flat lists: term i's postings are entries
+    `pair_bounds[i]` to `pair_bounds[i + 1]` of ids, tfs and lengths, its positions start at `position_bounds[i]`."""
 
-    One pass filling flat arrays, one stable sort by term: a fold of many thousands of documents builds no
-    Python object per posting.
+    terms: list[str]
+    ids: list[int]
+    tfs: list[int]
+    lengths: list[int]
+    positions: list[int]
+    pair_bounds: list[int]
+    position_bounds: list[int]
+
+    def columns(self, i: int) -> Columns:
+        start, stop = self.pair_bounds[i], self.pair_bounds[i + 1]
+        return Columns(
+            np.array(self.ids[start:stop], dtype=np.int64),
+            np.array(self.tfs[start:stop], dtype=np.int64),
+            np.array(self.lengths[start:stop], dtype=np.int64),
+            np.array(self.positions[self.position_bounds[i] : self.position_bounds[i + 1]], dtype=np.int64),
+        )
+
+    def blocks(self, i: int) -> list[EncodedBlock]:
+        """Term i's postings cut into blocks, straight from the lists."""
+        out = []
+        at = self.position_bounds[i]
+        stop = self.pair_bounds[i + 1]
+        for start in range(self.pair_bounds[i], stop, BLOCK_SIZE):
+            end = min(start + BLOCK_SIZE, stop)
+            tfs = self.tfs[start:end]
+            used = sum(tfs)
+            out.append(encode_lists(self.ids[start:end], tfs, self.lengths[start:end], self.positions[at : at + used]))
+            at += used
+        return out
+
+
+def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> Inverted:
+    """Every term's postings over these documents (given in increasing id order).
+
+    One pass numbering terms into a flat array, one stable sort by term, and the postings' boundaries found with
+    array operations: a fold of many thousands of documents does no Python work per term or posting beyond the
+    first pass and the encoding of blocks.
     """
     vocabulary: dict[str, int] = {}
     term_ids: list[int] = []
-    owners: list[int] = []
     lengths: list[int] = []
-    documents_ids: list[int] = []
+    document_ids: list[int] = []
     for document, terms in documents:
-        documents_ids.append(document)
+        document_ids.append(document)
         lengths.append(len(terms))
-        term_ids.extend(vocabulary.setdefault(term, len(vocabulary)) for term in terms)
-        owners.extend([len(lengths) - 1] * len(terms))
+        term_ids.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
     if not term_ids:
-        return {}
-    tid = np.array(term_ids, dtype=np.int64)
-    owner = np.array(owners, dtype=np.int64)
-    position = np.arange(len(tid), dtype=np.int64) - np.repeat(np.cumsum(lengths) - np.array(lengths), lengths)
-    order = np.argsort(tid, kind="stable")  # stable: each term's entries stay in document, then position, order
-    tid, owner, position = tid[order], owner[order], position[order]
-    cuts = np.flatnonzero(np.diff(tid)) + 1
+        return Inverted([], [], [], [], [], [0], [0])
+    count = len(term_ids)
+    length_array = np.array(lengths, dtype=np.int64)
+    owner = np.repeat(np.arange(len(lengths)), length_array)
+    position = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(length_array) - length_array, length_array)
+    order = np.argsort(np.array(term_ids, dtype=np.int64), kind="stable")  # stable: document, then position order
+    tid = np.array(term_ids, dtype=np.int64)[order]
+    owner, position = owner[order], position[order]
+    # A posting is a run of equal (term, document); a term's postings are a run of equal term.
+    pair_starts = np.flatnonzero(np.r_[True, (tid[1:] != tid[:-1]) | (owner[1:] != owner[:-1])])
+    pair_tfs = np.diff(np.append(pair_starts, count))
+    pair_owner = owner[pair_starts]
+    pair_tid = tid[pair_starts]
+    term_starts = np.flatnonzero(np.r_[True, pair_tid[1:] != pair_tid[:-1]])
     names = list(vocabulary)
-    lengths_array = np.array(lengths, dtype=np.int64)
-    ids_array = np.array(documents_ids, dtype=np.int64)
-    out: dict[str, Columns] = {}
-    for segment_owner, segment_position, term_id in zip(
-        np.split(owner, cuts), np.split(position, cuts), tid[np.concatenate(([0], cuts))].tolist(), strict=True
-    ):
-        starts = np.concatenate(([True], segment_owner[1:] != segment_owner[:-1]))
-        first_rows = np.flatnonzero(starts)
-        tfs = np.diff(np.append(first_rows, len(segment_owner)))
-        owners_of_term = segment_owner[first_rows]
-        out[names[term_id]] = Columns(ids_array[owners_of_term], tfs, lengths_array[owners_of_term], segment_position)
-    return out
+    return Inverted(
+        terms=[names[t] for t in pair_tid[term_starts].tolist()],
+        ids=np.array(document_ids, dtype=np.int64)[pair_owner].tolist(),
+        tfs=pair_tfs.tolist(),
+        lengths=length_array[pair_owner].tolist(),
+        positions=position.tolist(),
+        pair_bounds=np.append(term_starts, len(pair_starts)).tolist(),
+        position_bounds=np.append(pair_starts[term_starts], count).tolist(),
+    )

@@ -106,7 +106,8 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         dead = cursor.fetchall()
         if not rows and not dead:
             return 0, 0
-        new = blocks.invert((key, terms.split(" ")) for key, terms in rows if terms)
+        inverted = blocks.invert((key, terms.split(" ")) for key, terms in rows if terms)
+        new = {term: i for i, term in enumerate(inverted.terms)}
         removed: dict[str, set[int]] = defaultdict(set)
         for key, terms in dead:
             for term in set(terms.split(" ")):
@@ -117,13 +118,25 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         for terms in _chunks(touched, _TERMS_PER_QUERY):
             stored = _stored_blocks(cursor, tenant_id, terms, first_new, dead_ids)
             deletes: list[int] = []
-            inserts: list[PostingBlock] = []
+            inserts: list[tuple[object, ...]] = []
             for term in terms:
-                dead_here = removed.get(term, set())
-                _rewrite(tenant_id, term, stored.get(term, []), new.get(term), dead_here, deletes, inserts)
+                i = new.get(term)
+                if term not in stored and term not in removed and i is not None:
+                    # A term new to the tenant (or the whole first fold): blocks straight from the batch.
+                    cut = inverted.blocks(i)
+                    inserts.extend(_row(tenant_id, term, b, n == len(cut) - 1) for n, b in enumerate(cut))
+                    continue
+                columns = inverted.columns(i) if i is not None else None
+                _rewrite(tenant_id, term, stored.get(term, []), columns, removed.get(term, set()), deletes, inserts)
             for keys in _chunks(deletes, _IDS_PER_QUERY):
                 cursor.execute(f"DELETE FROM {BLOCKS} WHERE id IN ({_marks(len(keys))})", list(keys))
-            PostingBlock.objects.bulk_create(inserts, batch_size=1000)
+            if inserts:
+                # executemany of plain rows: a model instance per block would cost more than encoding the block.
+                cursor.executemany(
+                    f"INSERT INTO {BLOCKS} (tenant_id, term, first_document, last_document, count, is_last, postings, "
+                    "positions, frontier) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    inserts,
+                )
         for keys in _chunks([key for key, _ in rows], _IDS_PER_QUERY):
             cursor.execute(f"UPDATE {DOCS} SET folded = %s WHERE id IN ({_marks(len(keys))})", [True, *keys])
         for keys in _chunks(dead_ids, _IDS_PER_QUERY):
@@ -157,17 +170,17 @@ def _stored_blocks(
     return found
 
 
-def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -> PostingBlock:
-    return PostingBlock(
-        tenant_id=tenant_id,
-        term=term,
-        first_document=block.first,
-        last_document=block.last,
-        count=block.count,
-        is_last=is_last,
-        postings=block.postings,
-        positions=block.positions,
-        frontier=block.frontier,
+def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -> tuple[object, ...]:
+    return (
+        tenant_id,
+        term,
+        block.first,
+        block.last,
+        block.count,
+        is_last,
+        block.postings,
+        block.positions,
+        block.frontier,
     )
 
 
@@ -178,7 +191,7 @@ def _rewrite(
     new: blocks.Columns | None,
     dead: set[int],
     deletes: list[int],
-    inserts: list[PostingBlock],
+    inserts: list[tuple[object, ...]],
 ) -> None:
     """One term's changed blocks: `deletes` gets the rows replaced, `inserts` their replacements."""
     suffix = len(stored)

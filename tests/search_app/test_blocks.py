@@ -90,7 +90,10 @@ def test_inverting_documents_gives_each_term_its_postings(texts):
         for term, posting in blocks.postings_of(document, terms).items():
             expected.setdefault(term, []).append(posting)
     inverted = blocks.invert(documents)
-    assert {term: columns.postings() for term, columns in inverted.items()} == expected
+    assert {term: inverted.columns(i).postings() for i, term in enumerate(inverted.terms)} == expected
+    assert {
+        term: [p for b in inverted.blocks(i) for p in blocks.decode_postings(b)] for i, term in enumerate(inverted.terms)
+    } == expected
 
 
 @given(posting_lists(max_size=300), st.data())
