@@ -159,7 +159,8 @@ def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
 
 def encode_columns(columns: Columns) -> EncodedBlock:
     """One block of 1 to BLOCK_SIZE postings in strictly increasing document order."""
-    return encode_lists(columns.ids.tolist(), columns.tfs.tolist(), columns.lengths.tolist(), columns.positions.tolist())
+    ids, tfs, lengths = columns.ids.tolist(), columns.tfs.tolist(), columns.lengths.tolist()
+    return encode_lists(ids, tfs, lengths, columns.positions.tolist())
 
 
 def encode_lists(ids: list[int], tfs: list[int], lengths: list[int], positions: list[int]) -> EncodedBlock:

@@ -118,7 +118,7 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         for terms in _chunks(touched, _TERMS_PER_QUERY):
             stored = _stored_blocks(cursor, tenant_id, terms, first_new, dead_ids)
             deletes: list[int] = []
-            inserts: list[tuple[object, ...]] = []
+            inserts: list[tuple[int | str | bool | bytes, ...]] = []
             for term in terms:
                 i = new.get(term)
                 if term not in stored and term not in removed and i is not None:
@@ -170,7 +170,7 @@ def _stored_blocks(
     return found
 
 
-def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -> tuple[object, ...]:
+def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -> tuple[int | str | bool | bytes, ...]:
     return (
         tenant_id,
         term,
@@ -191,7 +191,7 @@ def _rewrite(
     new: blocks.Columns | None,
     dead: set[int],
     deletes: list[int],
-    inserts: list[tuple[object, ...]],
+    inserts: list[tuple[int | str | bool | bytes, ...]],
 ) -> None:
     """One term's changed blocks: `deletes` gets the rows replaced, `inserts` their replacements."""
     suffix = len(stored)

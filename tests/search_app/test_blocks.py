@@ -91,9 +91,8 @@ def test_inverting_documents_gives_each_term_its_postings(texts):
             expected.setdefault(term, []).append(posting)
     inverted = blocks.invert(documents)
     assert {term: inverted.columns(i).postings() for i, term in enumerate(inverted.terms)} == expected
-    assert {
-        term: [p for b in inverted.blocks(i) for p in blocks.decode_postings(b)] for i, term in enumerate(inverted.terms)
-    } == expected
+    cut = {term: inverted.blocks(i) for i, term in enumerate(inverted.terms)}
+    assert {term: [p for b in found for p in blocks.decode_postings(b)] for term, found in cut.items()} == expected
 
 
 @given(posting_lists(max_size=300), st.data())
