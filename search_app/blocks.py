@@ -217,7 +217,8 @@ def decode(first: int, count: int, payload: bytes) -> DecodedBlock:
     return DecodedBlock(ids, values[count : 2 * count], values[2 * count : 3 * count])
 
 
-def _absolute_positions(tfs: Ints, payload: bytes) -> Ints:
+def absolute_positions(tfs: Ints, payload: bytes) -> Ints:
+    """Each document's positions of the term, one document after the other (`tfs[i]` for the i-th)."""
     deltas = _unpack(payload)
     running = np.cumsum(deltas)
     starts = np.cumsum(tfs) - tfs
@@ -228,12 +229,12 @@ def _absolute_positions(tfs: Ints, payload: bytes) -> Ints:
 
 def decode_positions(tfs: Ints, payload: bytes) -> list[Ints]:
     """Each document's positions of the term, in the block's document order."""
-    return np.split(_absolute_positions(tfs, payload), np.cumsum(tfs)[:-1])
+    return np.split(absolute_positions(tfs, payload), np.cumsum(tfs)[:-1])
 
 
 def decode_columns(block: EncodedBlock) -> Columns:
     decoded = decode(block.first, block.count, block.postings)
-    return Columns(decoded.ids, decoded.tfs, decoded.lengths, _absolute_positions(decoded.tfs, block.positions))
+    return Columns(decoded.ids, decoded.tfs, decoded.lengths, absolute_positions(decoded.tfs, block.positions))
 
 
 def decode_postings(block: EncodedBlock) -> list[Posting]:

@@ -21,13 +21,13 @@ from django.db.models import Count, Max, Sum
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
-from search_app.backends.block_ranking import blocks_rankable, rank_with_blocks
+from search_app.backends.block_ranking import blocks_rankable, count_with_blocks, rank_with_blocks
 from search_app.backends.counting import count_matches
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.query import ParsedQuery, QueryError, QueryFilters, parse_query
+from search_app.query import ParsedQuery, Phrase, QueryError, QueryFilters, parse_query
 from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
 from sessions_app.models import Conversation, MessageRole, Run, Tenant, ToolEffect, TranscriptEntry
@@ -312,7 +312,12 @@ def run_search(
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     backend = backend_for_connection()
     filters = Filters(roles, agent, since, until, named.tool)
-    counts = count_matches(backend, search_scope, parsed, filters)
+    if _from_blocks(parsed, search_scope, filters) and (
+        parsed.must_not or any(isinstance(clause, Phrase) for clause in parsed.should)
+    ):
+        counts = count_with_blocks(parsed, search_scope, stats, bm25_params())
+    else:
+        counts = count_matches(backend, search_scope, parsed, filters)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
     ranked = _page(parsed, search_scope, stats, filters, limit, after)
     response.results = _hits(ranked, parsed, searchable)
@@ -378,6 +383,10 @@ def identify(
     return found
 
 
+def _from_blocks(parsed: ParsedQuery, search_scope: Scope, filters: Filters) -> bool:
+    return bool(getattr(settings, "SESSIONDESK_SEARCH_BLOCKS", True)) and blocks_rankable(parsed, search_scope, filters)
+
+
 def _rank(
     parsed: ParsedQuery, search_scope: Scope, stats: bm25.ScopeStats, filters: Filters, window: int
 ) -> list[tuple[int, float]]:
@@ -387,7 +396,7 @@ def _rank(
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
-    if getattr(settings, "SESSIONDESK_SEARCH_BLOCKS", True) and blocks_rankable(parsed, search_scope, filters):
+    if _from_blocks(parsed, search_scope, filters):
         return rank_with_blocks(parsed, search_scope, stats, bm25_params(), window)
     if in_database and sql_rankable(parsed):
         return rank_in_database(

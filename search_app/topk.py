@@ -26,11 +26,12 @@ from typing import Protocol
 
 import numpy as np
 
-from search_app.blocks import DecodedBlock, Ints, decode_positions
+from search_app.blocks import DecodedBlock, Ints, absolute_positions
 from search_app.bm25 import Bm25Params, ScopeStats, idf
 from search_app.query import Clause, ParsedQuery, Phrase, Term
 
 _MARGIN = 1.0 + 1e-9
+_LOOKAHEAD = 16
 
 
 def clause_terms(clause: Clause) -> tuple[str, ...]:
@@ -76,15 +77,15 @@ def norms(tfs: Ints, lengths: Ints, stats: ScopeStats, params: Bm25Params) -> np
     return np.where(tfs > 0, value, 0.0)
 
 
-def phrase_frequency(positions: Sequence[Ints]) -> int:
+def phrase_frequency(positions: Sequence[Sequence[int]]) -> int:
     """Non-overlapping occurrences of consecutive positions (as search_app.bm25.phrase_frequency counts)."""
-    starts = positions[0]
+    starts = set(positions[0])
     for offset, where in enumerate(positions[1:], start=1):
-        starts = np.intersect1d(starts, where - offset, assume_unique=True)
-        if not starts.size:
+        starts &= {position - offset for position in where}
+        if not starts:
             return 0
     count, free = 0, -1
-    for start in starts.tolist():
+    for start in sorted(starts):
         if start >= free:
             count += 1
             free = start + len(positions)
@@ -136,7 +137,8 @@ class _Search:
     skip: Collection[int]
     max_document: int | None
     decoded: dict[int, DecodedBlock] = field(default_factory=dict)
-    positions: dict[int, list[Ints]] = field(default_factory=dict)
+    positions: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
+    """Per block: every document's positions one after the other, and where each document's start."""
 
     def run(self, tenant: int, term: str) -> _Run:
         return self.runs.get((tenant, term)) or _Run([], np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -170,35 +172,41 @@ class _Search:
                 rows[i] = (block.key, row)
         return tfs, rows
 
-    def term_positions(self, key: int, row: int) -> Ints:
-        if key not in self.positions:
-            payload = self.reader.positions([key])[key]
-            self.positions[key] = decode_positions(self.decoded[key].tfs, payload)
-        return self.positions[key][row]
+    def load_positions(self, keys: Iterable[int]) -> None:
+        missing = [key for key in keys if key not in self.positions]
+        if missing:
+            for key, payload in self.reader.positions(missing).items():
+                tfs = self.decoded[key].tfs
+                offsets = [0, *np.cumsum(tfs).tolist()]
+                self.positions[key] = (absolute_positions(tfs, payload).tolist(), offsets)
 
-    def prefetch(self, tenant: int, ids: Ints) -> None:
+    def prefetch(self, batches: Iterable[tuple[int, Ints]]) -> None:
+        """Read, in one go, every block that scoring these (tenant, ids) batches will probe."""
         keys: set[int] = set()
-        for term in self.terms():
-            run = self.run(tenant, term)
-            where = run.locate(ids)
-            keys.update(run.blocks[i].key for i in np.unique(where[where >= 0]).tolist())
+        for tenant, ids in batches:
+            for term in self.terms():
+                run = self.run(tenant, term)
+                where = run.locate(ids)
+                keys.update(run.blocks[i].key for i in np.unique(where[where >= 0]).tolist())
         self.load(keys)
 
     def phrase_frequencies(self, clause: Phrase, tfs: dict[str, tuple[Ints, list[tuple[int, int]]]]) -> Ints:
         present = np.logical_and.reduce([tfs[term][0] > 0 for term in clause.terms])
         result = np.zeros(len(present), dtype=np.int64)
-        wanted = {tfs[term][1][i][0] for term in clause.terms for i in np.flatnonzero(present).tolist()}
-        missing = [key for key in wanted if key not in self.positions]
-        if missing:
-            for key, payload in self.reader.positions(missing).items():
-                self.positions[key] = decode_positions(self.decoded[key].tfs, payload)
-        for i in np.flatnonzero(present).tolist():
-            result[i] = phrase_frequency([self.term_positions(*tfs[term][1][i]) for term in clause.terms])
+        rows = np.flatnonzero(present).tolist()
+        self.load_positions({tfs[term][1][i][0] for term in clause.terms for i in rows})
+        for i in rows:
+            lists = []
+            for term in clause.terms:
+                key, row = tfs[term][1][i]
+                flat, offsets = self.positions[key]
+                lists.append(flat[offsets[row] : offsets[row + 1]])
+            result[i] = phrase_frequency(lists)
         return result
 
     def score(self, tenant: int, ids: Ints, lengths: Ints) -> np.ndarray:
         """Exact scores of these documents (one tenant's), 0.0 for an excluded one."""
-        self.prefetch(tenant, ids)
+        self.prefetch([(tenant, ids)])
         tfs = {term: self.lookup(tenant, term, ids) for term in self.terms()}
         total = np.zeros(len(ids))
         for clause in self.query.should:
@@ -288,14 +296,18 @@ def top_k(
     queue.sort()
     ascending = sorted(drivers, key=lambda d: d.best)
     scored: set[int] = set()
-    for negative, clause, tenant, j in queue:
+    for at, (negative, clause, tenant, j) in enumerate(queue):
         threshold = heap[0][0] if len(heap) == k else -math.inf
         if -negative * _MARGIN < threshold:
             break
         if _non_essential(ascending, threshold, clause):
             continue
         block = drivers[clause].runs[tenant].blocks[j]
-        search.load([block.key])
+        if block.key not in search.decoded:
+            # The next blocks in line are likely read too: one query for them and the blocks they probe.
+            ahead = [(t, drivers[c].runs[t].blocks[i]) for _, c, t, i in queue[at : at + _LOOKAHEAD]]
+            search.load(b.key for _, b in ahead)
+            search.prefetch((t, search.decoded[b.key].ids) for t, b in ahead)
         decoded = search.decoded[block.key]
         keep = np.array(
             [

@@ -11,17 +11,21 @@ phrases.
 """
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from django.db import connection
 
 from search_app import bm25, topk
 from search_app.backends.base import DOCS, Filters, Scope
+from search_app.backends.counting import MatchCounts
 from search_app.blocks import DecodedBlock, decode, decode_frontier
 from search_app.query import ParsedQuery, Phrase, Term
 from search_app.tokenize import is_cjk
 
 BLOCKS = "search_app_postingblock"
 TOMBSTONES = "search_app_deleteddocument"
+_ALL = 2**62
+_IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
 
 def blocks_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
@@ -65,12 +69,18 @@ class _Reader:
             return {key: bytes(data) for key, data in cursor.fetchall()}
 
 
-def rank_with_blocks(
-    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, limit: int
-) -> list[tuple[int, float]]:
-    """The top `limit` (document id, score) of the scope, best first, ties by id."""
-    if stats.documents == 0:
-        return []
+@dataclass(slots=True)
+class _Prepared:
+    """What both ranking and counting need: the blocks' metadata, exact df, tombstones and the scored tail."""
+
+    infos: list[topk.BlockInfo]
+    df: dict[str, int]
+    deleted: set[int]
+    tail: list[tuple[int, float]]
+    reader: _Reader
+
+
+def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> _Prepared:
     tenants = list(scope.tenant_ids)
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
@@ -123,12 +133,62 @@ def rank_with_blocks(
             if document.has(term):
                 df[term] += 1
     score = bm25.scorer(query, {t: n for t, n in df.items() if n > 0}, stats, params)
-    seeds = []
+    scored = []
     for document in tail:
         if not bm25.excluded(query, document):
             value = score(document)
             if value > 0.0:
-                seeds.append((document.key, value))
+                scored.append((document.key, value))
+    return _Prepared(infos, df, deleted, scored, reader)
+
+
+def rank_with_blocks(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (document id, score) of the scope, best first, ties by id."""
+    if stats.documents == 0:
+        return []
+    found = _prepare(query, scope, stats, params)
     return topk.top_k(
-        query, infos, df, stats, params, reader, limit, seeds=seeds, skip=deleted, max_document=max_document
+        query,
+        found.infos,
+        found.df,
+        stats,
+        params,
+        found.reader,
+        limit,
+        seeds=found.tail,
+        skip=found.deleted,
+        max_document=scope.max_document_id,
     )
+
+
+def count_with_blocks(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> MatchCounts:
+    """Matching messages and their conversations, from every block of the query's clauses (no pruning).
+
+    For phrases and exclusions: testing each candidate's terms in SQL reads every document holding any of the
+    words; the blocks name the documents holding all of a phrase's words and their positions decide.
+    """
+    if stats.documents == 0:
+        return MatchCounts()
+    found = _prepare(query, scope, stats, params)
+    every = topk.top_k(
+        query,
+        found.infos,
+        found.df,
+        stats,
+        params,
+        found.reader,
+        _ALL,
+        seeds=found.tail,
+        skip=found.deleted,
+        max_document=scope.max_document_id,
+    )
+    keys = [key for key, _ in every]
+    conversations: set[int] = set()
+    with connection.cursor() as cursor:
+        for start in range(0, len(keys), _IDS_PER_QUERY):
+            chunk = keys[start : start + _IDS_PER_QUERY]
+            cursor.execute(f"SELECT DISTINCT conversation_id FROM {DOCS} WHERE id IN ({_marks(chunk)})", chunk)
+            conversations.update(row[0] for row in cursor.fetchall())
+    return MatchCounts(len(keys), len(conversations))
