@@ -312,14 +312,19 @@ def run_search(
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     backend = backend_for_connection()
     filters = Filters(roles, agent, since, until, named.tool)
+    ranking: list[tuple[int, float]] | None = None
     if _from_blocks(parsed, search_scope, filters) and (
         parsed.must_not or any(isinstance(clause, Phrase) for clause in parsed.should)
     ):
-        counts = count_with_blocks(parsed, search_scope, stats, bm25_params())
+        # Counting a phrase or an exclusion reads every block of the query anyway: the ranking comes with it.
+        counts, ranking = count_with_blocks(parsed, search_scope, stats, bm25_params())
     else:
         counts = count_matches(backend, search_scope, parsed, filters)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
-    ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    if ranking is None:
+        ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    else:
+        ranked = [(key, score) for key, score in ranking if after is None or after.after(score, key)][:limit]
     response.results = _hits(ranked, parsed, searchable)
     fit_response(response)
     shown = len(response.results)

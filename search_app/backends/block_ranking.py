@@ -47,26 +47,39 @@ def _marks(values: Sequence[object]) -> str:
 
 
 class _Reader:
-    """Block payloads by row id: one query for every block a step of the top-k search asks for."""
+    """Block payloads by row id: one query for every block a step of the top-k search asks for.
 
-    def __init__(self, max_document: int | None) -> None:
-        self.max_document = max_document
+    For a query with phrases, positions come with the postings in the same query: every block a phrase's
+    documents are verified in is read for both.
+    """
+
+    def __init__(self, with_positions: bool) -> None:
+        self.with_positions = with_positions
+        self.read_positions: dict[int, bytes] = {}
         self.reads = 0
 
     def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
         keys = sorted(keys)
         self.reads += len(keys)
+        extra = ", positions" if self.with_positions else ""
+        out = {}
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, first_document, count, postings FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys
+                f"SELECT id, first_document, count, postings{extra} FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys
             )
-            return {key: decode(first, count, bytes(data)) for key, first, count, data in cursor.fetchall()}
+            for key, first, count, data, *positions in cursor.fetchall():
+                out[key] = decode(first, count, bytes(data))
+                if positions:
+                    self.read_positions[key] = bytes(positions[0])
+        return out
 
     def positions(self, keys: Collection[int]) -> dict[int, bytes]:
-        keys = sorted(keys)
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT id, positions FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys)
-            return {key: bytes(data) for key, data in cursor.fetchall()}
+        missing = sorted(set(keys) - self.read_positions.keys())
+        if missing:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT id, positions FROM {BLOCKS} WHERE id IN ({_marks(missing)})", missing)
+                self.read_positions.update((key, bytes(data)) for key, data in cursor.fetchall())
+        return {key: self.read_positions[key] for key in keys}
 
 
 @dataclass(slots=True)
@@ -85,7 +98,7 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
     max_document = scope.max_document_id
-    reader = _Reader(max_document)
+    reader = _Reader(any(isinstance(c, Phrase) for c in query.should + query.must_not))
     upto = "" if max_document is None else " AND first_document <= %s"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -163,14 +176,17 @@ def rank_with_blocks(
     )
 
 
-def count_with_blocks(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> MatchCounts:
-    """Matching messages and their conversations, from every block of the query's clauses (no pruning).
+def count_with_blocks(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
+) -> tuple[MatchCounts, list[tuple[int, float]]]:
+    """Matching messages and their conversations, and the whole ranking they come with: every block of the
+    query's clauses is read (no pruning), so the ranking is complete and no page needs ranking again.
 
     For phrases and exclusions: testing each candidate's terms in SQL reads every document holding any of the
     words; the blocks name the documents holding all of a phrase's words and their positions decide.
     """
     if stats.documents == 0:
-        return MatchCounts()
+        return MatchCounts(), []
     found = _prepare(query, scope, stats, params)
     every = topk.top_k(
         query,
@@ -191,4 +207,4 @@ def count_with_blocks(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, 
             chunk = keys[start : start + _IDS_PER_QUERY]
             cursor.execute(f"SELECT DISTINCT conversation_id FROM {DOCS} WHERE id IN ({_marks(chunk)})", chunk)
             conversations.update(row[0] for row in cursor.fetchall())
-    return MatchCounts(len(keys), len(conversations))
+    return MatchCounts(len(keys), len(conversations)), every
