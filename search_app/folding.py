@@ -1,17 +1,18 @@
 """Folding: the unfolded tail of a tenant's search documents into its posting blocks, and tombstones out of them.
 
-New documents are written unfolded, in the transcript's transaction (search_app.index), and are searchable at
-once: the block ranker scores the tail directly (search_app.backends.block_ranking). Once a tenant's tail
-reaches `SESSIONDESK_SEARCH_FOLD_AT` documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so
-folds it: in a background thread on PostgreSQL, inline on SQLite (one writer at a time there anyway; the setting
-`SESSIONDESK_SEARCH_FOLD_INLINE` decides otherwise);
-`manage.py reindex --pending` folds whatever a stopped process left.
+New documents are written in the transcript's transaction (search_app.index), and a trigger puts each in the
+tail (search_app_unfoldeddocument, migration 0005); they are searchable at once: the block ranker scores the
+tail directly (search_app.backends.block_ranking). Once a tenant's tail reaches `SESSIONDESK_SEARCH_FOLD_AT`
+documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so folds it: in a background thread on
+PostgreSQL, inline on SQLite (one writer at a time there anyway; the setting `SESSIONDESK_SEARCH_FOLD_INLINE`
+decides otherwise); `manage.py reindex --pending` folds whatever a stopped process left.
 
-A fold, in one transaction per batch of documents, under a per-tenant lock: read the batch (locking its rows, so a
-concurrent delete waits and then sees it folded, and leaves a tombstone), invert it (search_app.blocks.invert),
-and for each term touched rewrite only the blocks that change: the term's last block and any block whose id
-range the new documents fall in (appended, re-cut into blocks of 128), and any block holding a tombstoned
-document (rewritten without it). Then mark the batch folded and drop the tombstones purged.
+A fold, in one transaction per batch of documents, under a per-tenant lock: read the batch (locking its tail
+rows, so a concurrent delete waits, then finds the tail row gone and leaves a tombstone), invert it
+(search_app.blocks.invert), and for each term touched rewrite only the blocks that change: the term's last
+block and any block whose id range the new documents fall in (appended, re-cut into blocks of 128), and any
+block holding a tombstoned document (rewritten without it). Then delete the batch's tail rows and the
+tombstones purged.
 """
 
 import logging
@@ -24,13 +25,14 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 
 from search_app import blocks
-from search_app.models import DeletedDocument, PostingBlock, SearchDocument
+from search_app.models import DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
 
 logger = logging.getLogger(__name__)
 
 DOCS = SearchDocument._meta.db_table
 BLOCKS = PostingBlock._meta.db_table
 TOMBSTONES = DeletedDocument._meta.db_table
+TAIL = UnfoldedDocument._meta.db_table
 PURGE_AT = 500
 """Tombstones of a tenant that trigger a fold: each is read by every search of the tenant until purged."""
 FOLD_BATCH = 50_000
@@ -83,9 +85,7 @@ def fold_everything() -> int:
     """Fold every tenant's tail and tombstones (migration 0005, `reindex --pending`, benchmarks)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT DISTINCT tenant_id FROM {DOCS} WHERE folded = %s "
-            f"UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}",
-            [False],
+            f"SELECT DISTINCT tenant_id FROM {TAIL} UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}"
         )
         tenants = sorted(row[0] for row in cursor.fetchall())
     return sum(fold_tenant(tenant_id) for tenant_id in tenants)
@@ -97,9 +97,9 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         if postgres:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, tenant_id])
         cursor.execute(
-            f"SELECT id, terms FROM {DOCS} WHERE tenant_id = %s AND folded = %s ORDER BY id LIMIT %s"
-            + (" FOR UPDATE" if postgres else ""),
-            [tenant_id, False, batch],
+            f"SELECT d.id, d.terms FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id WHERE t.tenant_id = %s "
+            "ORDER BY t.document_id LIMIT %s" + (" FOR UPDATE OF t" if postgres else ""),
+            [tenant_id, batch],
         )
         rows = cursor.fetchall()
         cursor.execute(f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id = %s", [tenant_id])
@@ -138,7 +138,7 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                     inserts,
                 )
         for keys in _chunks([key for key, _ in rows], _IDS_PER_QUERY):
-            cursor.execute(f"UPDATE {DOCS} SET folded = %s WHERE id IN ({_marks(len(keys))})", [True, *keys])
+            cursor.execute(f"DELETE FROM {TAIL} WHERE document_id IN ({_marks(len(keys))})", list(keys))
         for keys in _chunks(dead_ids, _IDS_PER_QUERY):
             cursor.execute(f"DELETE FROM {TOMBSTONES} WHERE document_id IN ({_marks(len(keys))})", list(keys))
     return len(rows), len(dead)
@@ -220,8 +220,8 @@ def tail_sizes(tenant_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
     with connection.cursor() as cursor:
         for tenant_id in sorted(set(tenant_ids)):
             cursor.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {DOCS} WHERE tenant_id = %s AND folded = %s LIMIT %s) AS t",
-                [tenant_id, False, limit],
+                f"SELECT count(*) FROM (SELECT 1 FROM {TAIL} WHERE tenant_id = %s LIMIT %s) AS t",
+                [tenant_id, limit],
             )
             tail = cursor.fetchone()[0]
             cursor.execute(

@@ -25,18 +25,11 @@ class SearchDocument(models.Model):
     timestamp = models.DateTimeField(null=True, blank=True)
     length = models.PositiveIntegerField(help_text="Number of index terms: the BM25 document length.")
     terms = models.TextField(help_text="Index terms in order, joined by single spaces.")
-    folded = models.BooleanField(
-        default=False,
-        db_default=False,
-        help_text="Whether the document's postings are in PostingBlock rows; until then it is in the unfolded tail.",
-    )
 
     class Meta:
         indexes = [
             models.Index(fields=["tenant", "conversation", "position"], name="searchdoc_tenant_conv"),
             models.Index(fields=["tenant", "run"], name="searchdoc_tenant_run"),
-            # The tail: a few thousand documents per tenant at most, found without reading the folded ones.
-            models.Index(fields=["tenant", "id"], condition=models.Q(folded=False), name="searchdoc_tail"),
         ]
 
     def __str__(self) -> str:
@@ -89,12 +82,27 @@ class PostingBlock(models.Model):
         indexes = [models.Index(fields=["tenant", "term", "first_document"], name="postingblock_term")]
 
 
+class UnfoldedDocument(models.Model):
+    """A search document whose postings are not in blocks yet: the tail, scored directly by every search.
+
+    Written by a database trigger (migration 0005) on every insert of a search document, deleted by the fold that
+    puts it in blocks. A table of its own rather than a flag on the document: marking a million documents folded
+    would rewrite every document row and its GIN entries.
+    """
+
+    document_id = models.BigIntegerField(primary_key=True)
+    tenant_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant_id", "document_id"], name="unfolded_tenant")]
+
+
 class DeletedDocument(models.Model):
     """A folded document deleted since its blocks were last rewritten: searches skip it and take it out of df.
 
-    Written by a database trigger (migration 0005) on every delete of a folded search document, whatever code
-    path or cascade deletes it; removed when a fold rewrites the blocks holding it. Plain integers, no foreign
-    keys: the tenant may be deleted in the same statement.
+    Written by a database trigger (migration 0005) on every delete of a search document that is not in the tail,
+    whatever code path or cascade deletes it; removed when a fold rewrites the blocks holding it. Plain integers,
+    no foreign keys: the tenant may be deleted in the same statement.
     """
 
     document_id = models.BigIntegerField(primary_key=True)

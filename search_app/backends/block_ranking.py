@@ -24,6 +24,7 @@ from search_app.tokenize import is_cjk
 
 BLOCKS = "search_app_postingblock"
 TOMBSTONES = "search_app_deleteddocument"
+TAIL = "search_app_unfoldeddocument"
 _ALL = 2**62
 _IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
@@ -133,12 +134,13 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
             for term in set(terms.split(" ")).intersection(every_term):
                 df[term] -= 1
 
-        holds = " OR ".join(["(' ' || terms || ' ') LIKE %s"] * len(positive))
+        holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
         cursor.execute(
-            f"SELECT id, length, terms FROM {DOCS} WHERE tenant_id IN ({_marks(tenants)}) AND folded = %s"
-            + ("" if max_document is None else " AND id <= %s")
+            f"SELECT d.id, d.length, d.terms FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            f"WHERE t.tenant_id IN ({_marks(tenants)})"
+            + ("" if max_document is None else " AND t.document_id <= %s")
             + f" AND ({holds})",
-            [*tenants, False, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
+            [*tenants, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
         )
         tail = [bm25.Document(key, terms, length=length) for key, length, terms in cursor.fetchall()]
     for document in tail:

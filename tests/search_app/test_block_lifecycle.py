@@ -5,7 +5,7 @@ from django.core.management import call_command
 
 from search_app import folding, index
 from search_app.backends import block_ranking
-from search_app.models import DeletedDocument, PostingBlock, SearchDocument
+from search_app.models import DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
 from search_app.service import run_search
 from sessions_app.models import Conversation, Run, TranscriptEntry
 from tests.search_app.factories import add_messages, make_conversation_with
@@ -32,7 +32,7 @@ def stored(tenant):
 def test_new_messages_are_found_before_they_are_folded(stored):
     run = Run.objects.get(conversation__external_id="c1")
     add_messages(run, ["the zephyr canary flew"])
-    assert SearchDocument.objects.filter(folded=False).count() == 1
+    assert UnfoldedDocument.objects.count() == 1
     response = tenant_search(stored, "zephyr")
     assert response.total_matches == 1 and len(response.results) == 1
 
@@ -66,7 +66,7 @@ def test_a_rewritten_conversation_is_searched_as_rewritten(stored):
     index.mark_pending([conversation.id])
     index.reindex_conversation(conversation.id)  # what a retention or redaction rewrite does
     assert DeletedDocument.objects.count() == 150
-    assert SearchDocument.objects.filter(folded=False).count() == 150
+    assert UnfoldedDocument.objects.count() == 150
     unfolded = hits(tenant_search(stored, "deploy canary", limit=25))
     folding.fold_tenant(stored.id)
     assert not DeletedDocument.objects.exists()
@@ -124,7 +124,7 @@ def test_the_commit_that_grows_the_tail_past_its_level_folds_it(tenant, settings
     assert not PostingBlock.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         add_messages(Run.objects.get(conversation__external_id="c1"), [f"message {i}" for i in range(10)])
-    assert not SearchDocument.objects.filter(folded=False).exists()
+    assert not UnfoldedDocument.objects.exists()
     assert PostingBlock.objects.filter(term="message").count() == 1
 
 
@@ -132,19 +132,18 @@ def test_the_commit_that_grows_the_tail_past_its_level_folds_it(tenant, settings
 def test_reindex_pending_folds_the_tail(tenant):
     make_conversation_with(tenant, ["alpha beta"] * 3, external_id="c1")
     call_command("reindex", "--pending", stdout=None)
-    assert not SearchDocument.objects.filter(folded=False).exists()
+    assert not UnfoldedDocument.objects.exists()
     assert PostingBlock.objects.filter(term="alpha").get().count == 3
 
 
 @pytest.mark.django_db
 def test_blocks_of_a_term_never_overlap_after_folds_out_of_order(tenant):
-    _, run, entries = make_conversation_with(tenant, [f"w{i % 3} common" for i in range(300)], external_id="c1")
+    _, _, entries = make_conversation_with(tenant, [f"w{i % 3} common" for i in range(300)], external_id="c1")
     # Fold the newer half first, as when an older transaction commits after a fold of newer documents.
-    newer = [e.id for e in entries[150:]]
-    SearchDocument.objects.filter(entry_id__in=[e.id for e in entries[:150]]).update(folded=True)
+    older = list(SearchDocument.objects.filter(entry_id__in=[e.id for e in entries[:150]]).values_list("id", flat=True))
+    UnfoldedDocument.objects.filter(document_id__in=older).delete()
     folding.fold_tenant(tenant.id)
-    SearchDocument.objects.filter(entry_id__in=[e.id for e in entries[:150]]).update(folded=False)
-    SearchDocument.objects.filter(entry_id__in=newer).update(folded=True)
+    UnfoldedDocument.objects.bulk_create([UnfoldedDocument(document_id=key, tenant_id=tenant.id) for key in older])
     # The older half is now the tail: folding it must slot it in before the newer blocks.
     folding.fold_tenant(tenant.id)
     blocks = list(PostingBlock.objects.filter(term="common").order_by("first_document"))

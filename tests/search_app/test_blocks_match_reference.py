@@ -10,7 +10,7 @@ import random
 import pytest
 
 from search_app import folding, index
-from search_app.models import DeletedDocument, PostingBlock, SearchDocument
+from search_app.models import DeletedDocument, PostingBlock, UnfoldedDocument
 from search_app.service import run_search
 from search_app.tokenize import index_terms
 from sessions_app.models import Run, TranscriptEntry
@@ -158,7 +158,7 @@ def test_every_document_folded(tenant, other_tenant, blocks_ranked):
     rng = random.Random(2)
     corpus = build(tenant, other_tenant, rng)
     folding.fold_everything()
-    assert not SearchDocument.objects.filter(folded=False).exists()
+    assert not UnfoldedDocument.objects.exists()
     run_queries(tenant, other_tenant, corpus, rng)
     assert len(blocks_ranked) > QUERIES_PER_STATE / 2
 
@@ -175,6 +175,6 @@ def test_folded_blocks_with_a_tail_and_tombstones(tenant, other_tenant, blocks_r
     gone = rng.sample(sorted(corpus.by_conversation["a0"]), 30) + rng.sample(sorted(corpus.by_conversation["a2"]), 10)
     corpus.remove(tenant, gone)
     assert DeletedDocument.objects.count() == 40
-    assert SearchDocument.objects.filter(folded=False).count() == 160
+    assert UnfoldedDocument.objects.count() == 160
     run_queries(tenant, other_tenant, corpus, rng)
     assert len(blocks_ranked) > QUERIES_PER_STATE / 2
