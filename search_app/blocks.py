@@ -38,6 +38,7 @@ class Posting:
     document: int
     positions: tuple[int, ...]
     length: int
+    conversation: int = 0
 
     @property
     def tf(self) -> int:
@@ -53,6 +54,7 @@ class Columns:
     tfs: Ints
     lengths: Ints
     positions: Ints
+    conversations: Ints
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -64,14 +66,16 @@ class Columns:
             np.array([p.tf for p in postings], dtype=np.int64),
             np.array([p.length for p in postings], dtype=np.int64),
             np.array([q for p in postings for q in p.positions], dtype=np.int64),
+            np.array([p.conversation for p in postings], dtype=np.int64),
         )
 
     def postings(self) -> list[Posting]:
         bounds = np.concatenate(([0], np.cumsum(self.tfs))).tolist()
         flat = self.positions.tolist()
+        rows = zip(self.ids.tolist(), self.lengths.tolist(), self.conversations.tolist(), strict=True)
         return [
-            Posting(document, tuple(flat[bounds[i] : bounds[i + 1]]), length)
-            for i, (document, length) in enumerate(zip(self.ids.tolist(), self.lengths.tolist(), strict=True))
+            Posting(document, tuple(flat[bounds[i] : bounds[i + 1]]), length, conversation)
+            for i, (document, length, conversation) in enumerate(rows)
         ]
 
     def slice(self, start: int, stop: int) -> "Columns":
@@ -81,12 +85,14 @@ class Columns:
             self.tfs[start:stop],
             self.lengths[start:stop],
             self.positions[offsets[start] : offsets[min(stop, len(self))]],
+            self.conversations[start:stop],
         )
 
     def without(self, documents: Collection[int]) -> "Columns":
         """These postings less the given documents'."""
         keep = ~np.isin(self.ids, np.fromiter(documents, dtype=np.int64, count=len(documents)))
-        return Columns(self.ids[keep], self.tfs[keep], self.lengths[keep], self.positions[np.repeat(keep, self.tfs)])
+        positions = self.positions[np.repeat(keep, self.tfs)]
+        return Columns(self.ids[keep], self.tfs[keep], self.lengths[keep], positions, self.conversations[keep])
 
     @classmethod
     def merge(cls, parts: Sequence["Columns"]) -> "Columns":
@@ -100,15 +106,17 @@ class Columns:
         tfs = np.concatenate([p.tfs for p in parts])
         lengths = np.concatenate([p.lengths for p in parts])
         positions = np.concatenate([p.positions for p in parts])
+        conversations = np.concatenate([p.conversations for p in parts])
         if np.all(ids[1:] > ids[:-1]):
-            return cls(ids, tfs, lengths, positions)
+            return cls(ids, tfs, lengths, positions, conversations)
         # Out of order only when a transaction commits documents older than ones already folded.
         order = np.argsort(ids, kind="stable")
         segments = np.split(positions, np.cumsum(tfs)[:-1])
-        return cls(ids[order], tfs[order], lengths[order], np.concatenate([segments[i] for i in order.tolist()]))
+        reordered = np.concatenate([segments[i] for i in order.tolist()])
+        return cls(ids[order], tfs[order], lengths[order], reordered, conversations[order])
 
 
-_EMPTY = Columns(*(np.zeros(0, dtype=np.int64) for _ in range(4)))
+_EMPTY = Columns(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +129,7 @@ class EncodedBlock:
     postings: bytes
     positions: bytes
     frontier: bytes
+    conversations: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +137,8 @@ class DecodedBlock:
     ids: Ints
     tfs: Ints
     lengths: Ints
+    conversations: Ints | None = None
+    """Read only to count matching conversations."""
 
 
 def _pack(values: Sequence[int]) -> bytes:
@@ -160,10 +171,12 @@ def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
 def encode_columns(columns: Columns) -> EncodedBlock:
     """One block of 1 to BLOCK_SIZE postings in strictly increasing document order."""
     ids, tfs, lengths = columns.ids.tolist(), columns.tfs.tolist(), columns.lengths.tolist()
-    return encode_lists(ids, tfs, lengths, columns.positions.tolist())
+    return encode_lists(ids, tfs, lengths, columns.positions.tolist(), columns.conversations.tolist())
 
 
-def encode_lists(ids: list[int], tfs: list[int], lengths: list[int], positions: list[int]) -> EncodedBlock:
+def encode_lists(
+    ids: list[int], tfs: list[int], lengths: list[int], positions: list[int], conversations: list[int]
+) -> EncodedBlock:
     """`encode_columns` on plain lists: most blocks hold one or two documents (rare terms), and for so few values
     Python's own loops cost less than numpy's per-call overhead."""
     count = len(ids)
@@ -195,6 +208,7 @@ def encode_lists(ids: list[int], tfs: list[int], lengths: list[int], positions: 
         postings=_pack(deltas + tfs + lengths),
         positions=_pack(position_deltas),
         frontier=_pack_plain(best),
+        conversations=_pack(conversations),
     )
 
 
@@ -211,10 +225,11 @@ def encode(postings: Sequence[Posting]) -> EncodedBlock:
     return encode_columns(Columns.of(postings))
 
 
-def decode(first: int, count: int, payload: bytes) -> DecodedBlock:
+def decode(first: int, count: int, payload: bytes, conversations: bytes | None = None) -> DecodedBlock:
     values = _unpack(payload)
     ids = first + np.cumsum(values[:count])
-    return DecodedBlock(ids, values[count : 2 * count], values[2 * count : 3 * count])
+    owners = _unpack(conversations) if conversations is not None else None
+    return DecodedBlock(ids, values[count : 2 * count], values[2 * count : 3 * count], owners)
 
 
 def absolute_positions(tfs: Ints, payload: bytes) -> Ints:
@@ -234,7 +249,8 @@ def decode_positions(tfs: Ints, payload: bytes) -> list[Ints]:
 
 def decode_columns(block: EncodedBlock) -> Columns:
     decoded = decode(block.first, block.count, block.postings)
-    return Columns(decoded.ids, decoded.tfs, decoded.lengths, absolute_positions(decoded.tfs, block.positions))
+    positions = absolute_positions(decoded.tfs, block.positions)
+    return Columns(decoded.ids, decoded.tfs, decoded.lengths, positions, _unpack(block.conversations))
 
 
 def decode_postings(block: EncodedBlock) -> list[Posting]:
@@ -253,12 +269,12 @@ def chunk(postings: Sequence[Posting], size: int = BLOCK_SIZE) -> list[EncodedBl
     return chunk_columns(Columns.of(postings), size)
 
 
-def postings_of(document: int, terms: Sequence[str]) -> dict[str, Posting]:
+def postings_of(document: int, terms: Sequence[str], conversation: int = 0) -> dict[str, Posting]:
     """A document's posting for each of its distinct terms: positions are indexes in its term list."""
     where: dict[str, list[int]] = {}
     for position, term in enumerate(terms):
         where.setdefault(term, []).append(position)
-    return {term: Posting(document, tuple(found), len(terms)) for term, found in where.items()}
+    return {term: Posting(document, tuple(found), len(terms), conversation) for term, found in where.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +287,7 @@ class Inverted:
     tfs: list[int]
     lengths: list[int]
     positions: list[int]
+    conversations: list[int]
     pair_bounds: list[int]
     position_bounds: list[int]
 
@@ -281,6 +298,7 @@ class Inverted:
             np.array(self.tfs[start:stop], dtype=np.int64),
             np.array(self.lengths[start:stop], dtype=np.int64),
             np.array(self.positions[self.position_bounds[i] : self.position_bounds[i + 1]], dtype=np.int64),
+            np.array(self.conversations[start:stop], dtype=np.int64),
         )
 
     def blocks(self, i: int) -> list[EncodedBlock]:
@@ -292,13 +310,14 @@ class Inverted:
             end = min(start + BLOCK_SIZE, stop)
             tfs = self.tfs[start:end]
             used = sum(tfs)
-            out.append(encode_lists(self.ids[start:end], tfs, self.lengths[start:end], self.positions[at : at + used]))
+            ids, lengths, owners = self.ids[start:end], self.lengths[start:end], self.conversations[start:end]
+            out.append(encode_lists(ids, tfs, lengths, self.positions[at : at + used], owners))
             at += used
         return out
 
 
-def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> Inverted:
-    """Every term's postings over these documents (given in increasing id order).
+def invert(documents: Iterable[tuple[int, Sequence[str], int]]) -> Inverted:
+    """Every term's postings over these (id, terms, conversation) documents, given in increasing id order.
 
     One pass numbering terms into a flat array, one stable sort by term, and the postings' boundaries found with
     array operations: a fold of many thousands of documents does no Python work per term or posting beyond the
@@ -308,12 +327,14 @@ def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> Inverted:
     term_ids: list[int] = []
     lengths: list[int] = []
     document_ids: list[int] = []
-    for document, terms in documents:
+    owners: list[int] = []
+    for document, terms, conversation in documents:
         document_ids.append(document)
+        owners.append(conversation)
         lengths.append(len(terms))
         term_ids.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
     if not term_ids:
-        return Inverted([], [], [], [], [], [0], [0])
+        return Inverted([], [], [], [], [], [], [0], [0])
     count = len(term_ids)
     length_array = np.array(lengths, dtype=np.int64)
     owner = np.repeat(np.arange(len(lengths)), length_array)
@@ -334,6 +355,7 @@ def invert(documents: Iterable[tuple[int, Sequence[str]]]) -> Inverted:
         tfs=pair_tfs.tolist(),
         lengths=length_array[pair_owner].tolist(),
         positions=position.tolist(),
+        conversations=np.array(owners, dtype=np.int64)[pair_owner].tolist(),
         pair_bounds=np.append(term_starts, len(pair_starts)).tolist(),
         position_bounds=np.append(pair_starts[term_starts], count).tolist(),
     )

@@ -55,10 +55,13 @@ class _Stored:
     is_last: bool
     postings: bytes
     positions: bytes
+    conversations: bytes
 
     def columns(self) -> blocks.Columns:
         return blocks.decode_columns(
-            blocks.EncodedBlock(self.first, self.last, self.count, self.postings, self.positions, b"")
+            blocks.EncodedBlock(
+                self.first, self.last, self.count, self.postings, self.positions, b"", self.conversations
+            )
         )
 
 
@@ -84,9 +87,7 @@ def fold_tenant(tenant_id: int, batch: int = FOLD_BATCH) -> int:
 def fold_everything() -> int:
     """Fold every tenant's tail and tombstones (migration 0005, `reindex --pending`, benchmarks)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT tenant_id FROM {TAIL} UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}"
-        )
+        cursor.execute(f"SELECT DISTINCT tenant_id FROM {TAIL} UNION SELECT DISTINCT tenant_id FROM {TOMBSTONES}")
         tenants = sorted(row[0] for row in cursor.fetchall())
     return sum(fold_tenant(tenant_id) for tenant_id in tenants)
 
@@ -97,8 +98,8 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         if postgres:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, tenant_id])
         cursor.execute(
-            f"SELECT d.id, d.terms FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id WHERE t.tenant_id = %s "
-            "ORDER BY t.document_id LIMIT %s" + (" FOR UPDATE OF t" if postgres else ""),
+            f"SELECT d.id, d.terms, d.conversation_id FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            "WHERE t.tenant_id = %s ORDER BY t.document_id LIMIT %s" + (" FOR UPDATE OF t" if postgres else ""),
             [tenant_id, batch],
         )
         rows = cursor.fetchall()
@@ -106,7 +107,7 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         dead = cursor.fetchall()
         if not rows and not dead:
             return 0, 0
-        inverted = blocks.invert((key, terms.split(" ")) for key, terms in rows if terms)
+        inverted = blocks.invert((key, terms.split(" "), owner) for key, terms, owner in rows if terms)
         new = {term: i for i, term in enumerate(inverted.terms)}
         removed: dict[str, set[int]] = defaultdict(set)
         for key, terms in dead:
@@ -134,10 +135,10 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                 # executemany of plain rows: a model instance per block would cost more than encoding the block.
                 cursor.executemany(
                     f"INSERT INTO {BLOCKS} (tenant_id, term, first_document, last_document, count, is_last, postings, "
-                    "positions, frontier) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "positions, frontier, conversations) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     inserts,
                 )
-        for keys in _chunks([key for key, _ in rows], _IDS_PER_QUERY):
+        for keys in _chunks([row[0] for row in rows], _IDS_PER_QUERY):
             cursor.execute(f"DELETE FROM {TAIL} WHERE document_id IN ({_marks(len(keys))})", list(keys))
         for keys in _chunks(dead_ids, _IDS_PER_QUERY):
             cursor.execute(f"DELETE FROM {TOMBSTONES} WHERE document_id IN ({_marks(len(keys))})", list(keys))
@@ -158,13 +159,15 @@ def _stored_blocks(
         conditions.append("(first_document <= %s AND last_document >= %s)")
         params += [max(dead_ids), min(dead_ids)]
     cursor.execute(
-        f"SELECT id, term, first_document, last_document, count, is_last, postings, positions FROM {BLOCKS} "
+        f"SELECT id, term, first_document, last_document, count, is_last, postings, positions, conversations "
+        f"FROM {BLOCKS} "
         f"WHERE tenant_id = %s AND term IN ({_marks(len(terms))}) AND ({' OR '.join(conditions)})",
         [tenant_id, *terms, *params],
     )
     found: dict[str, list[_Stored]] = defaultdict(list)
-    for key, term, first, last, count, is_last, postings, positions in cursor.fetchall():
-        found[term].append(_Stored(key, first, last, count, bool(is_last), bytes(postings), bytes(positions)))
+    for key, term, first, last, count, is_last, postings, positions, owners in cursor.fetchall():
+        block = _Stored(key, first, last, count, bool(is_last), bytes(postings), bytes(positions), bytes(owners))
+        found[term].append(block)
     for stored in found.values():
         stored.sort(key=lambda block: block.first)
     return found
@@ -181,6 +184,7 @@ def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -
         block.postings,
         block.positions,
         block.frontier,
+        block.conversations,
     )
 
 

@@ -77,6 +77,7 @@ class PostingBlock(models.Model):
     postings = models.BinaryField(help_text="Delta-encoded document ids, term frequencies and document lengths.")
     positions = models.BinaryField(help_text="The term's positions in each document, delta-encoded.")
     frontier = models.BinaryField(help_text="Pareto-maximal (tf, length) pairs: the block's exact score bound.")
+    conversations = models.BinaryField(help_text="Each document's conversation id, read only to count conversations.")
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "term", "first_document"], name="postingblock_term")]

@@ -27,7 +27,7 @@ from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.query import ParsedQuery, Phrase, QueryError, QueryFilters, parse_query
+from search_app.query import ParsedQuery, QueryError, QueryFilters, parse_query
 from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
 from sessions_app.models import Conversation, MessageRole, Run, Tenant, ToolEffect, TranscriptEntry
@@ -313,9 +313,7 @@ def run_search(
     backend = backend_for_connection()
     filters = Filters(roles, agent, since, until, named.tool)
     ranking: list[tuple[int, float]] | None = None
-    if _from_blocks(parsed, search_scope, filters) and (
-        parsed.must_not or any(isinstance(clause, Phrase) for clause in parsed.should)
-    ):
+    if _from_blocks(parsed, search_scope, filters):
         # Counting a phrase or an exclusion reads every block of the query anyway: the ranking comes with it.
         counts, ranking = count_with_blocks(parsed, search_scope, stats, bm25_params())
     else:

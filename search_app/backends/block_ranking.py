@@ -13,6 +13,7 @@ phrases.
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 
 from search_app import bm25, topk
@@ -54,25 +55,45 @@ class _Reader:
     documents are verified in is read for both.
     """
 
-    def __init__(self, with_positions: bool) -> None:
+    def __init__(self, with_positions: bool, with_conversations: bool = False) -> None:
         self.with_positions = with_positions
+        self.with_conversations = with_conversations
         self.read_positions: dict[int, bytes] = {}
-        self.reads = 0
+        self.decoded: dict[int, DecodedBlock] = {}
+        """Every block read with its conversations, to name the conversations of the documents that matched."""
 
     def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
-        keys = sorted(keys)
-        self.reads += len(keys)
-        extra = ", positions" if self.with_positions else ""
-        out = {}
+        out: dict[int, DecodedBlock] = {}
+        ordered = sorted(keys)
+        columns = "conversations" if self.with_conversations else "NULL"
+        columns += ", positions" if self.with_positions else ", NULL"
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, first_document, count, postings{extra} FROM {BLOCKS} WHERE id IN ({_marks(keys)})", keys
-            )
-            for key, first, count, data, *positions in cursor.fetchall():
-                out[key] = decode(first, count, bytes(data))
-                if positions:
-                    self.read_positions[key] = bytes(positions[0])
+            for start in range(0, len(ordered), _IDS_PER_QUERY):
+                chunk = ordered[start : start + _IDS_PER_QUERY]
+                cursor.execute(
+                    f"SELECT id, first_document, count, postings, {columns} FROM {BLOCKS} "
+                    f"WHERE id IN ({_marks(chunk)})",
+                    chunk,
+                )
+                for key, first, count, data, owners, positions in cursor.fetchall():
+                    out[key] = decode(first, count, bytes(data), None if owners is None else bytes(owners))
+                    if positions is not None:
+                        self.read_positions[key] = bytes(positions)
+        if self.with_conversations:
+            self.decoded.update(out)
         return out
+
+    def conversations_of(self, keys: Sequence[int]) -> set[int]:
+        """The conversations of these documents, all of them in blocks this reader read."""
+        if not keys or not self.decoded:
+            return set()
+        ids = np.concatenate([block.ids for block in self.decoded.values()])
+        owners = np.concatenate(
+            [block.conversations for block in self.decoded.values() if block.conversations is not None]
+        )
+        ids, first = np.unique(ids, return_index=True)
+        wanted = np.asarray(keys, dtype=np.int64)
+        return set(owners[first][np.searchsorted(ids, wanted)].tolist())
 
     def positions(self, keys: Collection[int]) -> dict[int, bytes]:
         missing = sorted(set(keys) - self.read_positions.keys())
@@ -91,15 +112,18 @@ class _Prepared:
     df: dict[str, int]
     deleted: set[int]
     tail: list[tuple[int, float]]
+    tail_conversations: dict[int, int]
     reader: _Reader
 
 
-def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> _Prepared:
+def _prepare(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, counting: bool = False
+) -> _Prepared:
     tenants = list(scope.tenant_ids)
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
     max_document = scope.max_document_id
-    reader = _Reader(any(isinstance(c, Phrase) for c in query.should + query.must_not))
+    reader = _Reader(any(isinstance(c, Phrase) for c in query.should + query.must_not), with_conversations=counting)
     upto = "" if max_document is None else " AND first_document <= %s"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -136,13 +160,15 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
 
         holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
         cursor.execute(
-            f"SELECT d.id, d.length, d.terms FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
             f"WHERE t.tenant_id IN ({_marks(tenants)})"
             + ("" if max_document is None else " AND t.document_id <= %s")
             + f" AND ({holds})",
             [*tenants, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
         )
-        tail = [bm25.Document(key, terms, length=length) for key, length, terms in cursor.fetchall()]
+        rows = cursor.fetchall()
+        tail = [bm25.Document(key, terms, length=length) for key, length, terms, _ in rows]
+        tail_conversations = {key: conversation for key, _, _, conversation in rows}
     for document in tail:
         for term in every_term:
             if document.has(term):
@@ -154,7 +180,7 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
             value = score(document)
             if value > 0.0:
                 scored.append((document.key, value))
-    return _Prepared(infos, df, deleted, scored, reader)
+    return _Prepared(infos, df, deleted, scored, tail_conversations, reader)
 
 
 def rank_with_blocks(
@@ -180,16 +206,32 @@ def rank_with_blocks(
 
 def count_with_blocks(
     query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
-) -> tuple[MatchCounts, list[tuple[int, float]]]:
-    """Matching messages and their conversations, and the whole ranking they come with: every block of the
-    query's clauses is read (no pruning), so the ranking is complete and no page needs ranking again.
+) -> tuple[MatchCounts, list[tuple[int, float]] | None]:
+    """Matching messages and the conversations they are in, exactly, from every block of the query's words.
 
-    For phrases and exclusions: testing each candidate's terms in SQL reads every document holding any of the
-    words; the blocks name the documents holding all of a phrase's words and their positions decide.
+    Words only: the matches are the union of the words' documents, so no score is computed; the ids and
+    conversations of every block are read (for a word in 10 % of a 340,000-message tenant, about 270 blocks) and
+    counted with numpy, where counting through the full-text index reads every matching row of the documents
+    table. With a phrase or an exclusion every block of the clauses is scored without pruning (phrases from
+    positions), which gives the whole ranking as well: it is returned so that no page needs ranking again.
     """
     if stats.documents == 0:
         return MatchCounts(), []
-    found = _prepare(query, scope, stats, params)
+    found = _prepare(query, scope, stats, params, counting=True)
+    max_document = scope.max_document_id
+    if not query.must_not and all(isinstance(clause, Term) for clause in query.should):
+        wanted = {clause.term for clause in query.should if isinstance(clause, Term)}
+        decoded = found.reader.postings([info.key for info in found.infos if info.term in wanted])
+        ids = np.concatenate([np.zeros(0, np.int64), *(block.ids for block in decoded.values())])
+        owners = np.concatenate(
+            [np.zeros(0, np.int64), *(b.conversations for b in decoded.values() if b.conversations is not None)]
+        )
+        keep = ~np.isin(ids, np.fromiter(found.deleted, dtype=np.int64, count=len(found.deleted)))
+        if max_document is not None:
+            keep &= ids <= max_document
+        ids, first = np.unique(ids[keep], return_index=True)
+        conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
+        return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations)), None
     every = topk.top_k(
         query,
         found.infos,
@@ -200,13 +242,9 @@ def count_with_blocks(
         _ALL,
         seeds=found.tail,
         skip=found.deleted,
-        max_document=scope.max_document_id,
+        max_document=max_document,
     )
-    keys = [key for key, _ in every]
-    conversations: set[int] = set()
-    with connection.cursor() as cursor:
-        for start in range(0, len(keys), _IDS_PER_QUERY):
-            chunk = keys[start : start + _IDS_PER_QUERY]
-            cursor.execute(f"SELECT DISTINCT conversation_id FROM {DOCS} WHERE id IN ({_marks(chunk)})", chunk)
-            conversations.update(row[0] for row in cursor.fetchall())
-    return MatchCounts(len(keys), len(conversations)), every
+    tail = [key for key, _ in every if key in found.tail_conversations]
+    folded = [key for key, _ in every if key not in found.tail_conversations]
+    conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
+    return MatchCounts(len(every), len(conversations)), every

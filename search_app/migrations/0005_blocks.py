@@ -120,6 +120,7 @@ class Migration(migrations.Migration):
                 ('postings', models.BinaryField(help_text='Delta-encoded document ids, term frequencies and document lengths.')),
                 ('positions', models.BinaryField(help_text="The term's positions in each document, delta-encoded.")),
                 ('frontier', models.BinaryField(help_text="Pareto-maximal (tf, length) pairs: the block's exact score bound.")),
+                ('conversations', models.BinaryField(help_text='Each document\'s conversation id, read only to count conversations.')),
                 ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='sessions_app.tenant')),
             ],
             options={

@@ -18,7 +18,7 @@ def posting_lists(draw, max_size=blocks.BLOCK_SIZE):
     for document in ids:
         length = draw(st.integers(1, 60_000))
         positions = sorted(draw(st.sets(st.integers(0, length - 1), min_size=1, max_size=min(length, 20))))
-        out.append(blocks.Posting(document, tuple(positions), length))
+        out.append(blocks.Posting(document, tuple(positions), length, draw(st.integers(1, 2**31))))
     return out
 
 
@@ -79,15 +79,16 @@ def test_a_block_refuses_unordered_documents_and_empty_postings():
 def test_postings_of_a_document_list_each_term_with_its_positions():
     found = blocks.postings_of(9, ["a", "b", "a"])
     assert found == {"a": blocks.Posting(9, (0, 2), 3), "b": blocks.Posting(9, (1,), 3)}
+    assert blocks.postings_of(9, ["a"], 4)["a"].conversation == 4
 
 
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=30), min_size=1, max_size=40))
 @settings(max_examples=100, deadline=None)
 def test_inverting_documents_gives_each_term_its_postings(texts):
-    documents = [(10 + 3 * i, terms) for i, terms in enumerate(texts)]
+    documents = [(10 + 3 * i, terms, 100 + i // 3) for i, terms in enumerate(texts)]
     expected: dict[str, list[blocks.Posting]] = {}
-    for document, terms in documents:
-        for term, posting in blocks.postings_of(document, terms).items():
+    for document, terms, conversation in documents:
+        for term, posting in blocks.postings_of(document, terms, conversation).items():
             expected.setdefault(term, []).append(posting)
     inverted = blocks.invert(documents)
     assert {term: inverted.columns(i).postings() for i, term in enumerate(inverted.terms)} == expected

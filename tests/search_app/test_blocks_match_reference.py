@@ -1,8 +1,9 @@
 """Searches over posting blocks equal brute-force BM25: same top 10, scores within 1e-9, exact counts.
 
 Over 500 random queries per index state, of every class: rare word, common word, three words, phrase, negation
-(of a word or a phrase), conversation scope, several tenants' scope. States: nothing folded yet (every document in
-the tail), everything folded, and folded with a tail of new messages and tombstones of deleted ones.
+(of a word or a phrase), conversation scope, several tenants' scope; counts of messages and conversations too.
+States: nothing folded yet (every document in the tail), everything folded, and folded with a tail of new
+messages and tombstones of deleted ones.
 """
 
 import random
@@ -98,8 +99,11 @@ def random_query(rng: random.Random, kind: str, docs: dict[int, list[str]]):
     return query, should, must_not
 
 
-def check(response, expected) -> None:
+def check(response, expected, corpus: Corpus) -> None:
     assert response.total_matches == len(expected), response
+    matched = {key for key, _ in expected}
+    conversations = {c for c, docs in corpus.by_conversation.items() if matched.intersection(docs)}
+    assert response.total_conversations == len(conversations)
     got = [(hit.entry_id, hit.score) for hit in response.results]
     assert [key for key, _ in got] == [key for key, _ in expected[:10]]
     for (_, ours), (_, theirs) in zip(got, expected[:10], strict=True):
@@ -141,7 +145,7 @@ def run_queries(tenant, other_tenant, corpus: Corpus, rng: random.Random) -> Non
             docs = corpus.docs({tenant.id})
             query, should, must_not = random_query(rng, kind, docs)
             response = run_search(tenant=tenant, query=query, scope="tenant")
-        check(response, reference_rank_clauses(docs, should, must_not))
+        check(response, reference_rank_clauses(docs, should, must_not), corpus)
 
 
 @pytest.mark.django_db
