@@ -32,6 +32,7 @@ from search_app.query import Clause, ParsedQuery, Phrase, Term
 
 _MARGIN = 1.0 + 1e-9
 _LOOKAHEAD = 16
+_SPAN = 1 << 32  # (document, position) as one integer: positions are below 2**32
 
 
 def clause_terms(clause: Clause) -> tuple[str, ...]:
@@ -137,7 +138,7 @@ class _Search:
     skip: Collection[int]
     max_document: int | None
     decoded: dict[int, DecodedBlock] = field(default_factory=dict)
-    positions: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
+    positions: dict[int, tuple[Ints, Ints]] = field(default_factory=dict)
     """Per block: every document's positions one after the other, and where each document's start."""
 
     def run(self, tenant: int, term: str) -> _Run:
@@ -154,12 +155,13 @@ class _Search:
         if missing:
             self.decoded.update(self.reader.postings(missing))
 
-    def lookup(self, tenant: int, term: str, ids: Ints) -> tuple[Ints, list[tuple[int, int]]]:
-        """tf of `term` in each document (0 where absent), and (block key, row) of each present one."""
+    def lookup(self, tenant: int, term: str, ids: Ints) -> tuple[Ints, Ints, Ints]:
+        """tf of `term` in each document (0 where absent), and the block key and row of each present one."""
         run = self.run(tenant, term)
         where = run.locate(ids)
         tfs = np.zeros(len(ids), dtype=np.int64)
-        rows: list[tuple[int, int]] = [(-1, -1)] * len(ids)
+        keys = np.full(len(ids), -1, dtype=np.int64)
+        rows = np.full(len(ids), -1, dtype=np.int64)
         for index in np.unique(where[where >= 0]).tolist():
             block = run.blocks[index]
             decoded = self.decoded[block.key]
@@ -168,17 +170,16 @@ class _Search:
             found = np.minimum(found, len(decoded.ids) - 1)
             hit = decoded.ids[found] == ids[mine]
             tfs[mine[hit]] = decoded.tfs[found[hit]]
-            for i, row in zip(mine[hit].tolist(), found[hit].tolist(), strict=True):
-                rows[i] = (block.key, row)
-        return tfs, rows
+            keys[mine[hit]] = block.key
+            rows[mine[hit]] = found[hit]
+        return tfs, keys, rows
 
     def load_positions(self, keys: Iterable[int]) -> None:
         missing = [key for key in keys if key not in self.positions]
         if missing:
             for key, payload in self.reader.positions(missing).items():
                 tfs = self.decoded[key].tfs
-                offsets = [0, *np.cumsum(tfs).tolist()]
-                self.positions[key] = (absolute_positions(tfs, payload).tolist(), offsets)
+                self.positions[key] = (absolute_positions(tfs, payload), np.concatenate(([0], np.cumsum(tfs))))
 
     def prefetch(self, batches: Iterable[tuple[int, Ints]]) -> None:
         """Read, in one go, every block that scoring these (tenant, ids) batches will probe."""
@@ -190,39 +191,67 @@ class _Search:
                 keys.update(run.blocks[i].key for i in np.unique(where[where >= 0]).tolist())
         self.load(keys)
 
-    def phrase_frequencies(self, clause: Phrase, tfs: dict[str, tuple[Ints, list[tuple[int, int]]]]) -> Ints:
-        present = np.logical_and.reduce([tfs[term][0] > 0 for term in clause.terms])
+    def phrase_frequencies(self, clause: Phrase, found: dict[str, tuple[Ints, Ints, Ints]]) -> Ints:
+        """Each document's frequency of the phrase, from positions, for all the documents at once: every (document,
+        position - offset) of the phrase's i-th word, intersected over its words, gives where the phrase starts."""
+        present = np.logical_and.reduce([found[term][0] > 0 for term in clause.terms])
         result = np.zeros(len(present), dtype=np.int64)
-        rows = np.flatnonzero(present).tolist()
-        self.load_positions({tfs[term][1][i][0] for term in clause.terms for i in rows})
-        for i in rows:
-            lists = []
-            for term in clause.terms:
-                key, row = tfs[term][1][i]
+        docs = np.flatnonzero(present)
+        if not docs.size:
+            return result
+        self.load_positions(np.unique(np.concatenate([found[t][1][docs] for t in clause.terms])).tolist())
+        starts: Ints | None = None
+        for offset, term in enumerate(clause.terms):
+            tfs, keys, rows = (column[docs] for column in found[term])
+            owners, positions = [], []
+            for key in np.unique(keys).tolist():
+                mine = np.flatnonzero(keys == key)
                 flat, offsets = self.positions[key]
-                lists.append(flat[offsets[row] : offsets[row + 1]])
-            result[i] = phrase_frequency(lists)
+                lengths = tfs[mine]
+                begin = offsets[rows[mine]]
+                index = np.repeat(begin - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+                positions.append(flat[index])
+                owners.append(np.repeat(mine, lengths))
+            keyed = np.concatenate(owners) * _SPAN + (np.concatenate(positions) - offset)
+            starts = keyed if starts is None else np.intersect1d(starts, keyed, assume_unique=True)
+        assert starts is not None  # a phrase has two words or more
+        starts = np.unique(starts)
+        owner, where = starts // _SPAN, starts % _SPAN
+        size = len(clause.terms)
+        if not np.any((np.diff(where) < size) & (np.diff(owner) == 0)):
+            result[docs] = np.bincount(owner, minlength=len(docs))
+            return result
+        # Occurrences closer than the phrase's length (a repeated word): counted without overlap, left to right.
+        counts = [0] * len(docs)
+        previous, free = -1, -1
+        for doc, start in zip(owner.tolist(), where.tolist(), strict=True):
+            if doc != previous:
+                previous, free = doc, -1
+            if start >= free:
+                counts[doc] += 1
+                free = start + size
+        result[docs] = counts
         return result
 
     def score(self, tenant: int, ids: Ints, lengths: Ints) -> np.ndarray:
         """Exact scores of these documents (one tenant's), 0.0 for an excluded one."""
         self.prefetch([(tenant, ids)])
-        tfs = {term: self.lookup(tenant, term, ids) for term in self.terms()}
+        found = {term: self.lookup(tenant, term, ids) for term in self.terms()}
         total = np.zeros(len(ids))
         for clause in self.query.should:
             if isinstance(clause, Term):
                 if clause.term in self.weights:
                     weight = self.weights[clause.term]
-                    total = total + weight * norms(tfs[clause.term][0], lengths, self.stats, self.params)
+                    total = total + weight * norms(found[clause.term][0], lengths, self.stats, self.params)
             elif isinstance(clause, Phrase) and all(term in self.weights for term in clause.terms):
                 weight = sum((self.weights[term] for term in clause.terms), 0.0)
-                frequencies = self.phrase_frequencies(clause, tfs)
+                frequencies = self.phrase_frequencies(clause, found)
                 total = total + weight * norms(frequencies, lengths, self.stats, self.params)
         for unwanted in self.query.must_not:
             if isinstance(unwanted, Term):
-                total = np.where(tfs[unwanted.term][0] > 0, 0.0, total)
+                total = np.where(found[unwanted.term][0] > 0, 0.0, total)
             elif isinstance(unwanted, Phrase):
-                total = np.where(self.phrase_frequencies(unwanted, tfs) > 0, 0.0, total)
+                total = np.where(self.phrase_frequencies(unwanted, found) > 0, 0.0, total)
         return total
 
 
