@@ -1,7 +1,7 @@
 """Block postings replace PostgreSQL's row-per-posting table; triggers keep the tail and the tombstones.
 
 PostgreSQL: the postings table of 0004 (4.7 GB per million messages) and its triggers are dropped; the tsvector
-and GIN of 0002 stay for counting words and for the conversation, run and filtered searches. Both databases:
+and GIN of 0002 stay for the conversation, run, filtered and prefix searches. Both databases:
 every inserted search document gets a row in search_app_unfoldeddocument (the tail, until a fold puts it in
 blocks), and every deleted one that is no longer in the tail a row in search_app_deleteddocument (its id, tenant
 and terms), whatever code, COPY or cascade inserts or deletes it. The delete trigger removes the tail row first
