@@ -14,7 +14,7 @@ scores are the formula's, not an approximation of it.
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from search_app.query import Clause, ParsedQuery, Phrase, Prefix, Term
@@ -162,6 +162,13 @@ def document_frequencies(query: ParsedQuery, docs: Iterable[Document]) -> dict[s
 def score(query: ParsedQuery, doc: Document, df: dict[str, int], stats: ScopeStats, params: Bm25Params) -> float:
     """The document's BM25 score for the query's positive clauses; 0.0 when none matches."""
     return _Scorer(query, df, stats, params)(doc)
+
+
+def scorer(
+    query: ParsedQuery, df: dict[str, int], stats: ScopeStats, params: Bm25Params
+) -> Callable[["Document"], float]:
+    """`score` for many documents with the same statistics: each term's idf is computed once."""
+    return _Scorer(query, df, stats, params)
 
 
 class _Scorer:

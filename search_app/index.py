@@ -32,6 +32,7 @@ from django.db import connection, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
+from search_app import folding
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.redaction import Pattern, compile_rules, redact
 from search_app.tokenize import index_terms
@@ -127,6 +128,13 @@ def entries_added(entries: Sequence[TranscriptEntry]) -> None:
         change[0] += 1
         change[1] += document.length
     _adjust_statistics({key: (n, length) for key, (n, length) in changes.items()}, +1)
+    _fold_after_commit({document.tenant_id for document in documents})
+
+
+def _fold_after_commit(tenant_ids: set[int]) -> None:
+    """Once the transaction commits, fold the tail (and purge tombstones) of tenants where it has grown."""
+    if tenant_ids:
+        transaction.on_commit(lambda: folding.fold_when_due(tenant_ids))
 
 
 def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
@@ -141,6 +149,7 @@ def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
             changes[key] = (before[0] + row["n"], before[1] + row["length"])
         documents.delete()
     _adjust_statistics(changes, -1)
+    _fold_after_commit({tenant_id})
 
 
 def mark_pending(conversation_ids: Iterable[int]) -> int:
@@ -202,6 +211,7 @@ def reindex_conversation(conversation_id: int) -> int:
                 conversation_id=conversation_id,
                 defaults={**stats, "tenant_id": tenant_id, "pending": False, "indexed_at": timezone.now()},
             )
+            _fold_after_commit({tenant_id})
     return len(documents)
 
 
@@ -212,6 +222,11 @@ def reconcile_pending(tenant_ids: Sequence[int] | None = None, limit: int | None
         pending = pending.filter(tenant_id__in=tenant_ids)
     ids = list(pending.order_by("conversation_id").values_list("conversation_id", flat=True)[:limit])
     documents = sum(reindex_conversation(cid) for cid in ids)
+    if tenant_ids is None:
+        folding.fold_everything()
+    else:
+        for tenant_id in tenant_ids:
+            folding.fold_tenant(tenant_id)
     return len(ids), documents
 
 

@@ -56,3 +56,59 @@ class ConversationIndex(models.Model):
 
     def __str__(self) -> str:
         return f"index statistics of conversation {self.conversation_id}"
+
+
+class PostingBlock(models.Model):
+    """Up to 128 documents of one tenant holding one term (search_app.blocks), for tenant-wide ranking.
+
+    Blocks of a (tenant, term) never overlap in document ids; `is_last` marks the one new documents are appended
+    to. Blocks are not kept per conversation: most (term, conversation) pairs hold one or two documents, and a
+    row each would cost more than the postings themselves; a conversation's few thousand documents are ranked
+    from the documents table instead.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    term = models.CharField(max_length=100)
+    first_document = models.BigIntegerField()
+    last_document = models.BigIntegerField()
+    count = models.PositiveSmallIntegerField()
+    is_last = models.BooleanField(default=False)
+    postings = models.BinaryField(help_text="Delta-encoded document ids, term frequencies and document lengths.")
+    positions = models.BinaryField(help_text="The term's positions in each document, delta-encoded.")
+    frontier = models.BinaryField(help_text="Pareto-maximal (tf, length) pairs: the block's exact score bound.")
+    conversations = models.BinaryField(help_text="Each document's conversation id, read only to count conversations.")
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "term", "first_document"], name="postingblock_term")]
+
+
+class UnfoldedDocument(models.Model):
+    """A search document whose postings are not in blocks yet: the tail, scored directly by every search.
+
+    Written by a database trigger (migration 0005) on every insert of a search document, deleted by the fold that
+    puts it in blocks. A table of its own rather than a flag on the document: marking a million documents folded
+    would rewrite every document row and its GIN entries.
+    """
+
+    document_id = models.BigIntegerField(primary_key=True)
+    tenant_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant_id", "document_id"], name="unfolded_tenant")]
+
+
+class DeletedDocument(models.Model):
+    """A folded document deleted since its blocks were last rewritten: searches skip it and take it out of df.
+
+    Written by a database trigger (migration 0005) on every delete of a search document that is not in the tail,
+    whatever code path or cascade deletes it; removed when a fold rewrites the blocks holding it. Plain integers,
+    no foreign keys: the tenant may be deleted in the same statement.
+    """
+
+    document_id = models.BigIntegerField(primary_key=True)
+    tenant_id = models.BigIntegerField()
+    terms = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant_id"], name="deleteddoc_tenant")]

@@ -21,8 +21,8 @@ from django.db.models import Count, Max, Sum
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
+from search_app.backends.block_ranking import blocks_rankable, count_with_blocks, rank_with_blocks
 from search_app.backends.counting import count_matches
-from search_app.backends.postings import postings_rankable, rank_with_postings
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
@@ -312,9 +312,17 @@ def run_search(
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     backend = backend_for_connection()
     filters = Filters(roles, agent, since, until, named.tool)
-    counts = count_matches(backend, search_scope, parsed, filters)
+    ranking: list[tuple[int, float]] | None = None
+    if _from_blocks(parsed, search_scope, filters):
+        # Counting a phrase or an exclusion reads every block of the query anyway: the ranking comes with it.
+        counts, ranking = count_with_blocks(parsed, search_scope, stats, bm25_params())
+    else:
+        counts = count_matches(backend, search_scope, parsed, filters)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
-    ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    if ranking is None:
+        ranked = _page(parsed, search_scope, stats, filters, limit, after)
+    else:
+        ranked = [(key, score) for key, score in ranking if after is None or after.after(score, key)][:limit]
     response.results = _hits(ranked, parsed, searchable)
     fit_response(response)
     shown = len(response.results)
@@ -378,6 +386,10 @@ def identify(
     return found
 
 
+def _from_blocks(parsed: ParsedQuery, search_scope: Scope, filters: Filters) -> bool:
+    return bool(getattr(settings, "SESSIONDESK_SEARCH_BLOCKS", True)) and blocks_rankable(parsed, search_scope, filters)
+
+
 def _rank(
     parsed: ParsedQuery, search_scope: Scope, stats: bm25.ScopeStats, filters: Filters, window: int
 ) -> list[tuple[int, float]]:
@@ -387,8 +399,8 @@ def _rank(
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
-    if in_database and backend.vendor == "postgresql" and postings_rankable(parsed, search_scope, filters):
-        return rank_with_postings(parsed, search_scope, stats, bm25_params(), window)[0]
+    if _from_blocks(parsed, search_scope, filters):
+        return rank_with_blocks(parsed, search_scope, stats, bm25_params(), window)
     if in_database and sql_rankable(parsed):
         return rank_in_database(
             parsed,

@@ -32,6 +32,8 @@ PURE_MODULES = [
     "sessions_app.audit.inputs",
     "sessions_app.audit.verdict",
     "search_app.bm25",
+    "search_app.blocks",
+    "search_app.topk",
     "search_app.query",
     "search_app.redaction",
     "search_app.snippets",

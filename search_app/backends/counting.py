@@ -6,7 +6,8 @@ term starting with a prefix) and none of the excluded ones: exactly the document
 zero (every idf is positive). One SQL statement over the candidates the full-text index names: for words and
 prefixes those candidates are the matches; with a phrase or an exclusion each clause is tested as a substring of
 the terms with doubled spaces (as sql_ranking counts them); a phrase of CJK characters (whose stored stream
-interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
+interleaves bigrams) is decided in Python over the same candidates by search_app.bm25. Tenant-wide queries that
+the block ranker answers are counted from the blocks instead (search_app.backends.block_ranking).
 """
 
 from dataclasses import dataclass

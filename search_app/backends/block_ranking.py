@@ -1,0 +1,250 @@
+"""Tenant-wide ranking from posting blocks (search_app.blocks, search_app.topk), on PostgreSQL and SQLite alike.
+
+For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over
+one or more whole tenants, without role, agent, tool or time filters; anything else goes to the other exact
+rankers. Three reads, all by index: the blocks' metadata for the query's terms (ids, sizes, frontiers; no
+payload), the tenants' tombstones, and the tenants' unfolded tail documents holding a query word (at most a few
+thousand rows by a partial index). df per term is the blocks' sizes, less tombstoned documents holding it, plus
+tail documents holding it: exact. The tail is scored by search_app.bm25 and seeds the top k; then
+search_app.topk reads only the blocks it must, their postings in one query per step and positions only for
+phrases.
+"""
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+
+from search_app import bm25, topk
+from search_app.backends.base import DOCS, Filters, Scope
+from search_app.backends.counting import MatchCounts
+from search_app.blocks import DecodedBlock, decode, decode_frontier
+from search_app.query import ParsedQuery, Phrase, Term
+from search_app.tokenize import is_cjk
+
+BLOCKS = "search_app_postingblock"
+TOMBSTONES = "search_app_deleteddocument"
+TAIL = "search_app_unfoldeddocument"
+_ALL = 2**62
+_IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
+
+
+def blocks_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
+    return (
+        scope.conversation_pk is None
+        and scope.run_pk is None
+        and not scope.exclude_pending
+        and filters == Filters()
+        and all(
+            isinstance(clause, Term)
+            or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
+            for clause in query.should + query.must_not
+        )
+    )
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+class _Reader:
+    """Block payloads by row id: one query for every block a step of the top-k search asks for.
+
+    For a query with phrases, positions come with the postings in the same query: every block a phrase's
+    documents are verified in is read for both.
+    """
+
+    def __init__(self, with_positions: bool, with_conversations: bool = False) -> None:
+        self.with_positions = with_positions
+        self.with_conversations = with_conversations
+        self.read_positions: dict[int, bytes] = {}
+        self.decoded: dict[int, DecodedBlock] = {}
+        """Every block read with its conversations, to name the conversations of the documents that matched."""
+
+    def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        out: dict[int, DecodedBlock] = {}
+        ordered = sorted(keys)
+        columns = "conversations" if self.with_conversations else "NULL"
+        columns += ", positions" if self.with_positions else ", NULL"
+        with connection.cursor() as cursor:
+            for start in range(0, len(ordered), _IDS_PER_QUERY):
+                chunk = ordered[start : start + _IDS_PER_QUERY]
+                cursor.execute(
+                    f"SELECT id, first_document, count, postings, {columns} FROM {BLOCKS} "
+                    f"WHERE id IN ({_marks(chunk)})",
+                    chunk,
+                )
+                for key, first, count, data, owners, positions in cursor.fetchall():
+                    out[key] = decode(first, count, bytes(data), None if owners is None else bytes(owners))
+                    if positions is not None:
+                        self.read_positions[key] = bytes(positions)
+        if self.with_conversations:
+            self.decoded.update(out)
+        return out
+
+    def conversations_of(self, keys: Sequence[int]) -> set[int]:
+        """The conversations of these documents, all of them in blocks this reader read."""
+        if not keys or not self.decoded:
+            return set()
+        ids = np.concatenate([block.ids for block in self.decoded.values()])
+        owners = np.concatenate(
+            [block.conversations for block in self.decoded.values() if block.conversations is not None]
+        )
+        ids, first = np.unique(ids, return_index=True)
+        wanted = np.asarray(keys, dtype=np.int64)
+        return set(owners[first][np.searchsorted(ids, wanted)].tolist())
+
+    def positions(self, keys: Collection[int]) -> dict[int, bytes]:
+        missing = sorted(set(keys) - self.read_positions.keys())
+        if missing:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT id, positions FROM {BLOCKS} WHERE id IN ({_marks(missing)})", missing)
+                self.read_positions.update((key, bytes(data)) for key, data in cursor.fetchall())
+        return {key: self.read_positions[key] for key in keys}
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What both ranking and counting need: the blocks' metadata, exact df, tombstones and the scored tail."""
+
+    infos: list[topk.BlockInfo]
+    df: dict[str, int]
+    deleted: set[int]
+    tail: list[tuple[int, float]]
+    tail_conversations: dict[int, int]
+    reader: _Reader
+
+
+def _prepare(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, counting: bool = False
+) -> _Prepared:
+    tenants = list(scope.tenant_ids)
+    every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
+    positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
+    max_document = scope.max_document_id
+    reader = _Reader(any(isinstance(c, Phrase) for c in query.should + query.must_not), with_conversations=counting)
+    upto = "" if max_document is None else " AND first_document <= %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, tenant_id, term, first_document, last_document, count, frontier FROM {BLOCKS} "
+            f"WHERE tenant_id IN ({_marks(tenants)}) AND term IN ({_marks(every_term)}){upto}",
+            [*tenants, *every_term, *([] if max_document is None else [max_document])],
+        )
+        infos = []
+        df = dict.fromkeys(every_term, 0)
+        straddling = []
+        for key, tenant, term, first, last, count, frontier in cursor.fetchall():
+            tfs, lengths = decode_frontier(bytes(frontier))
+            infos.append(topk.BlockInfo(key, tenant, term, first, last, count, tfs, lengths))
+            if max_document is not None and last > max_document:
+                straddling.append((key, term))
+            else:
+                df[term] += count
+        # A later page sees the index as the first did: documents past its newest are out of df too.
+        if straddling and max_document is not None:
+            decoded = reader.postings([key for key, _ in straddling])
+            for key, term in straddling:
+                df[term] += int((decoded[key].ids <= max_document).sum())
+
+        cursor.execute(
+            f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"
+            + ("" if max_document is None else " AND document_id <= %s"),
+            [*tenants, *([] if max_document is None else [max_document])],
+        )
+        deleted: set[int] = set()
+        for key, terms in cursor.fetchall():
+            deleted.add(key)
+            for term in set(terms.split(" ")).intersection(every_term):
+                df[term] -= 1
+
+        holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
+        cursor.execute(
+            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            f"WHERE t.tenant_id IN ({_marks(tenants)})"
+            + ("" if max_document is None else " AND t.document_id <= %s")
+            + f" AND ({holds})",
+            [*tenants, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
+        )
+        rows = cursor.fetchall()
+        tail = [bm25.Document(key, terms, length=length) for key, length, terms, _ in rows]
+        tail_conversations = {key: conversation for key, _, _, conversation in rows}
+    for document in tail:
+        for term in every_term:
+            if document.has(term):
+                df[term] += 1
+    score = bm25.scorer(query, {t: n for t, n in df.items() if n > 0}, stats, params)
+    scored = []
+    for document in tail:
+        if not bm25.excluded(query, document):
+            value = score(document)
+            if value > 0.0:
+                scored.append((document.key, value))
+    return _Prepared(infos, df, deleted, scored, tail_conversations, reader)
+
+
+def rank_with_blocks(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (document id, score) of the scope, best first, ties by id."""
+    if stats.documents == 0:
+        return []
+    found = _prepare(query, scope, stats, params)
+    return topk.top_k(
+        query,
+        found.infos,
+        found.df,
+        stats,
+        params,
+        found.reader,
+        limit,
+        seeds=found.tail,
+        skip=found.deleted,
+        max_document=scope.max_document_id,
+    )
+
+
+def count_with_blocks(
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
+) -> tuple[MatchCounts, list[tuple[int, float]] | None]:
+    """Matching messages and the conversations they are in, exactly, from every block of the query's words.
+
+    Words only: the matches are the union of the words' documents, so no score is computed; the ids and
+    conversations of every block are read (for a word in 10 % of a 340,000-message tenant, about 270 blocks) and
+    counted with numpy, where counting through the full-text index reads every matching row of the documents
+    table. With a phrase or an exclusion every block of the clauses is scored without pruning (phrases from
+    positions), which gives the whole ranking as well: it is returned so that no page needs ranking again.
+    """
+    if stats.documents == 0:
+        return MatchCounts(), []
+    found = _prepare(query, scope, stats, params, counting=True)
+    max_document = scope.max_document_id
+    if not query.must_not and all(isinstance(clause, Term) for clause in query.should):
+        wanted = {clause.term for clause in query.should if isinstance(clause, Term)}
+        decoded = found.reader.postings([info.key for info in found.infos if info.term in wanted])
+        ids = np.concatenate([np.zeros(0, np.int64), *(block.ids for block in decoded.values())])
+        owners = np.concatenate(
+            [np.zeros(0, np.int64), *(b.conversations for b in decoded.values() if b.conversations is not None)]
+        )
+        keep = ~np.isin(ids, np.fromiter(found.deleted, dtype=np.int64, count=len(found.deleted)))
+        if max_document is not None:
+            keep &= ids <= max_document
+        ids, first = np.unique(ids[keep], return_index=True)
+        conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
+        return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations)), None
+    every = topk.top_k(
+        query,
+        found.infos,
+        found.df,
+        stats,
+        params,
+        found.reader,
+        _ALL,
+        seeds=found.tail,
+        skip=found.deleted,
+        max_document=max_document,
+    )
+    tail = [key for key, _ in every if key in found.tail_conversations]
+    folded = [key for key, _ in every if key not in found.tail_conversations]
+    conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
+    return MatchCounts(len(every), len(conversations)), every

@@ -1,0 +1,376 @@
+"""Exact top k over block postings, with dynamic pruning: MaxScore over per-block score bounds. Pure.
+
+The query's positive clauses are words and phrases. A word's blocks are its postings' blocks; a phrase's are the
+blocks of its rarest word (every document holding the phrase holds that word), its bound that block's bound
+with the phrase's weight (the sum of its words' idf), since a phrase occurs at most as often as any of its words.
+
+A block's potential is its own bound plus, for every other clause, the highest bound among that clause's blocks
+of the same tenant overlapping its id range: no document of the block can score more. Blocks are visited by
+decreasing potential and every document of a visited block is scored exactly (every clause; phrases from
+positions), so the search stops at the first block whose potential is below the k-th score found. On top of
+that, MaxScore: a clause whose bound, added to the bounds of all clauses weaker than it, is below the k-th score
+cannot by itself bring a document into the top k, so its blocks are no longer visited, only probed for the
+documents the other clauses' blocks bring. Ties are broken by document id, so a block whose potential equals the
+k-th score is still visited.
+
+Scores use search_app.bm25's formula with the same float operations in the same order (numpy float64 is IEEE
+double as Python's float), so they equal the brute-force scores; bounds are compared with a relative margin
+of 1e-9 so that summing them in another order can never prune a document that belongs in the top k.
+"""
+
+import heapq
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from search_app.blocks import DecodedBlock, Ints, absolute_positions
+from search_app.bm25 import Bm25Params, ScopeStats, idf
+from search_app.query import Clause, ParsedQuery, Phrase, Term
+
+_MARGIN = 1.0 + 1e-9
+_LOOKAHEAD = 16
+_SPAN = 1 << 32  # (document, position) as one integer: positions are below 2**32
+
+
+def clause_terms(clause: Clause) -> tuple[str, ...]:
+    """A word's or a phrase's words; prefixes expand to terms only known from documents, not ranked here."""
+    if isinstance(clause, Term):
+        return (clause.term,)
+    if isinstance(clause, Phrase):
+        return clause.terms
+    raise ValueError(f"a prefix ({clause.prefix}*) is not ranked from blocks")
+
+
+@dataclass(frozen=True, slots=True)
+class BlockInfo:
+    """What is known of a block before reading it: where it is, its id range and size, its frontier."""
+
+    key: int
+    tenant: int
+    term: str
+    first: int
+    last: int
+    count: int
+    frontier_tfs: Ints
+    frontier_lengths: Ints
+
+
+class BlockReader(Protocol):
+    def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        """The decoded ids, tfs and lengths of these blocks (one read for all of them)."""
+        ...
+
+    def positions(self, keys: Collection[int]) -> dict[int, bytes]:
+        """The packed positions payloads of these blocks."""
+        ...
+
+
+def norms(tfs: Ints, lengths: Ints, stats: ScopeStats, params: Bm25Params) -> np.ndarray:
+    """bm25.tf_norm elementwise, with the same operations in the same order (0.0 where tf is 0)."""
+    average = stats.average_length
+    relative = lengths / average if average > 0 else np.zeros(len(lengths))
+    tf = tfs.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = tf / (tf + params.k1 * (1.0 - params.b + params.b * relative))
+    return np.where(tfs > 0, value, 0.0)
+
+
+def phrase_frequency(positions: Sequence[Sequence[int]]) -> int:
+    """Non-overlapping occurrences of consecutive positions (as search_app.bm25.phrase_frequency counts)."""
+    starts = set(positions[0])
+    for offset, where in enumerate(positions[1:], start=1):
+        starts &= {position - offset for position in where}
+        if not starts:
+            return 0
+    count, free = 0, -1
+    for start in sorted(starts):
+        if start >= free:
+            count += 1
+            free = start + len(positions)
+    return count
+
+
+@dataclass(slots=True)
+class _Run:
+    """One (tenant, term)'s blocks in id order (they do not overlap), with their bounds once weighted."""
+
+    blocks: list[BlockInfo]
+    firsts: Ints
+    lasts: Ints
+
+    @classmethod
+    def of(cls, blocks: Iterable[BlockInfo]) -> "_Run":
+        ordered = sorted(blocks, key=lambda block: block.first)
+        firsts = np.array([b.first for b in ordered], dtype=np.int64)
+        lasts = np.array([b.last for b in ordered], dtype=np.int64)
+        return cls(ordered, firsts, lasts)
+
+    def locate(self, ids: Ints) -> np.ndarray:
+        """For each id, the index of the block whose range holds it, or -1."""
+        if not self.blocks:
+            return np.full(len(ids), -1)
+        index = np.searchsorted(self.firsts, ids, side="right") - 1
+        inside = (index >= 0) & (ids <= self.lasts[np.maximum(index, 0)])
+        return np.where(inside, index, -1)
+
+
+@dataclass(slots=True)
+class _Driver:
+    """The blocks that bring a clause's documents, per tenant, with each block's weighted bound."""
+
+    clause: int
+    runs: dict[int, _Run]
+    bounds: dict[int, np.ndarray]
+    best: float = 0.0
+
+
+@dataclass(slots=True)
+class _Search:
+    query: ParsedQuery
+    runs: dict[tuple[int, str], _Run]
+    weights: dict[str, float]
+    stats: ScopeStats
+    params: Bm25Params
+    reader: BlockReader
+    skip: Collection[int]
+    max_document: int | None
+    decoded: dict[int, DecodedBlock] = field(default_factory=dict)
+    positions: dict[int, tuple[Ints, Ints]] = field(default_factory=dict)
+    """Per block: every document's positions one after the other, and where each document's start."""
+
+    def run(self, tenant: int, term: str) -> _Run:
+        return self.runs.get((tenant, term)) or _Run([], np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def terms(self) -> list[str]:
+        found: dict[str, None] = {}
+        for clause in self.query.should + self.query.must_not:
+            found.update(dict.fromkeys(clause_terms(clause)))
+        return list(found)
+
+    def load(self, keys: Iterable[int]) -> None:
+        missing = {key for key in keys if key not in self.decoded}
+        if missing:
+            self.decoded.update(self.reader.postings(missing))
+
+    def lookup(self, tenant: int, term: str, ids: Ints) -> tuple[Ints, Ints, Ints]:
+        """tf of `term` in each document (0 where absent), and the block key and row of each present one."""
+        run = self.run(tenant, term)
+        where = run.locate(ids)
+        tfs = np.zeros(len(ids), dtype=np.int64)
+        keys = np.full(len(ids), -1, dtype=np.int64)
+        rows = np.full(len(ids), -1, dtype=np.int64)
+        for index in np.unique(where[where >= 0]).tolist():
+            block = run.blocks[index]
+            decoded = self.decoded[block.key]
+            mine = np.flatnonzero(where == index)
+            found = np.searchsorted(decoded.ids, ids[mine])
+            found = np.minimum(found, len(decoded.ids) - 1)
+            hit = decoded.ids[found] == ids[mine]
+            tfs[mine[hit]] = decoded.tfs[found[hit]]
+            keys[mine[hit]] = block.key
+            rows[mine[hit]] = found[hit]
+        return tfs, keys, rows
+
+    def load_positions(self, keys: Iterable[int]) -> None:
+        missing = [key for key in keys if key not in self.positions]
+        if missing:
+            for key, payload in self.reader.positions(missing).items():
+                tfs = self.decoded[key].tfs
+                self.positions[key] = (absolute_positions(tfs, payload), np.concatenate(([0], np.cumsum(tfs))))
+
+    def prefetch(self, batches: Iterable[tuple[int, Ints]]) -> None:
+        """Read, in one go, every block that scoring these (tenant, ids) batches will probe."""
+        keys: set[int] = set()
+        for tenant, ids in batches:
+            for term in self.terms():
+                run = self.run(tenant, term)
+                where = run.locate(ids)
+                keys.update(run.blocks[i].key for i in np.unique(where[where >= 0]).tolist())
+        self.load(keys)
+
+    def phrase_frequencies(self, clause: Phrase, found: dict[str, tuple[Ints, Ints, Ints]]) -> Ints:
+        """Each document's frequency of the phrase, from positions, for all the documents at once: every (document,
+        position - offset) of the phrase's i-th word, intersected over its words, gives where the phrase starts."""
+        present = np.logical_and.reduce([found[term][0] > 0 for term in clause.terms])
+        result = np.zeros(len(present), dtype=np.int64)
+        docs = np.flatnonzero(present)
+        if not docs.size:
+            return result
+        self.load_positions(np.unique(np.concatenate([found[t][1][docs] for t in clause.terms])).tolist())
+        starts: Ints | None = None
+        for offset, term in enumerate(clause.terms):
+            tfs, keys, rows = (column[docs] for column in found[term])
+            owners, positions = [], []
+            for key in np.unique(keys).tolist():
+                mine = np.flatnonzero(keys == key)
+                flat, offsets = self.positions[key]
+                lengths = tfs[mine]
+                begin = offsets[rows[mine]]
+                index = np.repeat(begin - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+                positions.append(flat[index])
+                owners.append(np.repeat(mine, lengths))
+            keyed = np.concatenate(owners) * _SPAN + (np.concatenate(positions) - offset)
+            starts = keyed if starts is None else np.intersect1d(starts, keyed, assume_unique=True)
+        assert starts is not None  # a phrase has two words or more
+        starts = np.unique(starts)
+        owner, where = starts // _SPAN, starts % _SPAN
+        size = len(clause.terms)
+        if not np.any((np.diff(where) < size) & (np.diff(owner) == 0)):
+            result[docs] = np.bincount(owner, minlength=len(docs))
+            return result
+        # Occurrences closer than the phrase's length (a repeated word): counted without overlap, left to right.
+        counts = [0] * len(docs)
+        previous, free = -1, -1
+        for doc, start in zip(owner.tolist(), where.tolist(), strict=True):
+            if doc != previous:
+                previous, free = doc, -1
+            if start >= free:
+                counts[doc] += 1
+                free = start + size
+        result[docs] = counts
+        return result
+
+    def score(self, tenant: int, ids: Ints, lengths: Ints) -> np.ndarray:
+        """Exact scores of these documents (one tenant's), 0.0 for an excluded one."""
+        self.prefetch([(tenant, ids)])
+        found = {term: self.lookup(tenant, term, ids) for term in self.terms()}
+        total = np.zeros(len(ids))
+        for clause in self.query.should:
+            if isinstance(clause, Term):
+                if clause.term in self.weights:
+                    weight = self.weights[clause.term]
+                    total = total + weight * norms(found[clause.term][0], lengths, self.stats, self.params)
+            elif isinstance(clause, Phrase) and all(term in self.weights for term in clause.terms):
+                weight = sum((self.weights[term] for term in clause.terms), 0.0)
+                frequencies = self.phrase_frequencies(clause, found)
+                total = total + weight * norms(frequencies, lengths, self.stats, self.params)
+        for unwanted in self.query.must_not:
+            if isinstance(unwanted, Term):
+                total = np.where(found[unwanted.term][0] > 0, 0.0, total)
+            elif isinstance(unwanted, Phrase):
+                total = np.where(self.phrase_frequencies(unwanted, found) > 0, 0.0, total)
+        return total
+
+
+def _driver(search: _Search, index: int, clause: Clause, df: dict[str, int], tenants: Sequence[int]) -> _Driver:
+    words = clause_terms(clause)
+    # A phrase's documents all hold its rarest word: its blocks are the fewest to visit.
+    term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
+    weight = sum((search.weights[t] for t in words), 0.0) if all(t in search.weights for t in words) else 0.0
+    runs: dict[int, _Run] = {}
+    bounds: dict[int, np.ndarray] = {}
+    for tenant in tenants:
+        run = search.run(tenant, term)
+        if not run.blocks or weight == 0:
+            continue
+        tfs = np.concatenate([b.frontier_tfs for b in run.blocks])
+        lengths = np.concatenate([b.frontier_lengths for b in run.blocks])
+        offsets = np.cumsum([0] + [len(b.frontier_tfs) for b in run.blocks[:-1]])
+        maxima = np.maximum.reduceat(norms(tfs, lengths, search.stats, search.params), offsets)
+        runs[tenant], bounds[tenant] = run, weight * maxima
+    best = max((float(b.max()) for b in bounds.values()), default=0.0)
+    return _Driver(index, runs, bounds, best)
+
+
+def _overlap_max(driver: _Driver, tenant: int, first: int, last: int) -> float:
+    run = driver.runs.get(tenant)
+    if run is None:
+        return 0.0
+    low = int(np.searchsorted(run.lasts, first, side="left"))
+    high = int(np.searchsorted(run.firsts, last, side="right"))
+    return float(driver.bounds[tenant][low:high].max()) if high > low else 0.0
+
+
+def top_k(
+    query: ParsedQuery,
+    blocks: Iterable[BlockInfo],
+    df: dict[str, int],
+    stats: ScopeStats,
+    params: Bm25Params,
+    reader: BlockReader,
+    k: int,
+    *,
+    seeds: Iterable[tuple[int, float]] = (),
+    skip: Collection[int] = (),
+    max_document: int | None = None,
+) -> list[tuple[int, float]]:
+    """The best `k` (document id, score) of the blocks' documents and the `seeds` (documents scored elsewhere, the
+    unfolded tail), best first, ties by id. `df` is each term's document frequency over the whole scope; `skip`
+    holds deleted documents still in blocks; documents past `max_document` are left out."""
+    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
+    for block in blocks:
+        if max_document is None or block.first <= max_document:
+            grouped.setdefault((block.tenant, block.term), []).append(block)
+    runs = {key: _Run.of(found) for key, found in grouped.items()}
+    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
+    search = _Search(query, runs, weights, stats, params, reader, skip, max_document)
+    tenants = sorted({tenant for tenant, _ in runs})
+    drivers = [_driver(search, i, clause, df, tenants) for i, clause in enumerate(query.should)]
+
+    # The worst of the best k sits on top of a min-heap ordered by (score, -id).
+    heap: list[tuple[float, int]] = []
+    for key, value in seeds:
+        _offer(heap, k, value, key)
+    queue: list[tuple[float, int, int, int]] = []
+    for driver in drivers:
+        others = [d for d in drivers if d is not driver]
+        for tenant, run in driver.runs.items():
+            bounds = driver.bounds[tenant]
+            for j, block in enumerate(run.blocks):
+                potential = float(bounds[j]) + sum(_overlap_max(o, tenant, block.first, block.last) for o in others)
+                queue.append((-potential, driver.clause, tenant, j))
+    queue.sort()
+    ascending = sorted(drivers, key=lambda d: d.best)
+    scored: set[int] = set()
+    for at, (negative, clause, tenant, j) in enumerate(queue):
+        threshold = heap[0][0] if len(heap) == k else -math.inf
+        if -negative * _MARGIN < threshold:
+            break
+        if _non_essential(ascending, threshold, clause):
+            continue
+        block = drivers[clause].runs[tenant].blocks[j]
+        if block.key not in search.decoded:
+            # The next blocks in line are likely read too: one query for them and the blocks they probe.
+            ahead = [(t, drivers[c].runs[t].blocks[i]) for _, c, t, i in queue[at : at + _LOOKAHEAD]]
+            search.load(b.key for _, b in ahead)
+            search.prefetch((t, search.decoded[b.key].ids) for t, b in ahead)
+        decoded = search.decoded[block.key]
+        keep = np.array(
+            [
+                d not in scored and d not in skip and (max_document is None or d <= max_document)
+                for d in decoded.ids.tolist()
+            ],
+            dtype=bool,
+        )
+        if not keep.any():
+            continue
+        ids, lengths = decoded.ids[keep], decoded.lengths[keep]
+        values = search.score(tenant, ids, lengths)
+        for key, value in zip(ids.tolist(), values.tolist(), strict=True):
+            scored.add(key)
+            if value > 0.0:
+                _offer(heap, k, value, key)
+    return sorted(((key, value) for value, key in ((v, -n) for v, n in heap)), key=lambda item: (-item[1], item[0]))
+
+
+def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:
+    item = (value, -key)
+    if len(heap) < k:
+        heapq.heappush(heap, item)
+    elif item > heap[0]:
+        heapq.heapreplace(heap, item)
+
+
+def _non_essential(ascending: Sequence[_Driver], threshold: float, clause: int) -> bool:
+    """Whether `clause` is among the weakest clauses whose bounds together stay below the threshold."""
+    total = 0.0
+    for driver in ascending:
+        total += driver.best
+        if total * _MARGIN >= threshold:
+            return False
+        if driver.clause == clause:
+            return True
+    return False
