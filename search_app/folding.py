@@ -17,6 +17,7 @@ tombstones purged.
 
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -253,6 +254,18 @@ def fold_when_due(tenant_ids: Iterable[int]) -> None:
                 continue  # the running fold takes whatever committed before its next batch
             _running.add(tenant_id)
         threading.Thread(target=_fold_in_background, args=(tenant_id,), name=f"fold-{tenant_id}", daemon=True).start()
+
+
+def wait_for_background_folds(timeout: float = 300.0) -> bool:
+    """Wait until this process folds nothing in the background (a benchmark emptying its tables, a command about
+    to exit); False if some fold still runs after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _running_lock:
+            if not _running:
+                return True
+        time.sleep(0.05)
+    return False
 
 
 def _fold_in_background(tenant_id: int) -> None:
