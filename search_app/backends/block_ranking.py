@@ -189,7 +189,18 @@ def rank_with_blocks(
     """The top `limit` (document id, score) of the scope, best first, ties by id."""
     if stats.documents == 0:
         return []
-    found = _prepare(query, scope, stats, params)
+    return _ranked(query, _prepare(query, scope, stats, params), stats, params, limit, scope.max_document_id)
+
+
+def _ranked(
+    query: ParsedQuery,
+    found: _Prepared,
+    stats: bm25.ScopeStats,
+    params: bm25.Bm25Params,
+    limit: int,
+    max_document: int | None,
+) -> list[tuple[int, float]]:
+    """The top `limit` of what `_prepare` found: the tail seeds the top k, tombstoned documents are skipped."""
     return topk.top_k(
         query,
         found.infos,
@@ -200,7 +211,7 @@ def rank_with_blocks(
         limit,
         seeds=found.tail,
         skip=found.deleted,
-        max_document=scope.max_document_id,
+        max_document=max_document,
     )
 
 
@@ -232,18 +243,7 @@ def count_with_blocks(
         ids, first = np.unique(ids[keep], return_index=True)
         conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
         return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations)), None
-    every = topk.top_k(
-        query,
-        found.infos,
-        found.df,
-        stats,
-        params,
-        found.reader,
-        _ALL,
-        seeds=found.tail,
-        skip=found.deleted,
-        max_document=max_document,
-    )
+    every = _ranked(query, found, stats, params, _ALL, max_document)
     tail = [key for key, _ in every if key in found.tail_conversations]
     folded = [key for key, _ in every if key not in found.tail_conversations]
     conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}

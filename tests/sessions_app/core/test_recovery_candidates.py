@@ -72,14 +72,8 @@ class WatchedRuns(list):
         return super().__reversed__()
 
 
-@pytest.mark.parametrize("earlier", [10, 300])
-def test_a_new_runs_first_snapshot_finds_its_lineages_by_lookup_not_by_a_scan(monkeypatch, earlier):
-    """Neither the runs walked nor the lineages aligned grow with the runs before."""
-    runs, _ = independent_runs(earlier + 1)
-    fold = RecoveryFold()
-    for run in runs[:earlier]:
-        for snapshot in run.snapshots:
-            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+def watch(monkeypatch, fold: RecoveryFold) -> list:
+    """From now on, the lineages `fold` aligns (returned, as they come) and its walks over its runs (WatchedRuns)."""
     aligned = []
     real = recovery._align
 
@@ -90,6 +84,18 @@ def test_a_new_runs_first_snapshot_finds_its_lineages_by_lookup_not_by_a_scan(mo
     monkeypatch.setattr(recovery, "_align", counting)
     fold._finished = WatchedRuns(fold._finished)
     WatchedRuns.walks = 0
+    return aligned
+
+
+@pytest.mark.parametrize("earlier", [10, 300])
+def test_a_new_runs_first_snapshot_finds_its_lineages_by_lookup_not_by_a_scan(monkeypatch, earlier):
+    """Neither the runs walked nor the lineages aligned grow with the runs before."""
+    runs, _ = independent_runs(earlier + 1)
+    fold = RecoveryFold()
+    for run in runs[:earlier]:
+        for snapshot in run.snapshots:
+            fold.apply(run.run_id, snapshot.state, snapshot.messages)
+    aligned = watch(monkeypatch, fold)
     first = runs[earlier].snapshots[0]
     fold.apply(runs[earlier].run_id, first.state, first.messages)
     assert WatchedRuns.walks == 0
@@ -114,16 +120,7 @@ def test_runs_that_all_end_with_the_same_answer_are_not_each_a_candidate(monkeyp
     for run in runs[:300]:
         for snapshot in run.snapshots:
             fold.apply(run.run_id, snapshot.state, snapshot.messages)
-    aligned = []
-    real = recovery._align
-
-    def counting(lineage, *args, **kwargs):
-        aligned.append(lineage)
-        return real(lineage, *args, **kwargs)
-
-    monkeypatch.setattr(recovery, "_align", counting)
-    fold._finished = WatchedRuns(fold._finished)
-    WatchedRuns.walks = 0
+    aligned = watch(monkeypatch, fold)
     whole = runs[300].snapshots[-1]
     fold.apply(runs[300].run_id, whole.state, whole.messages)
     assert WatchedRuns.walks == 0
