@@ -83,7 +83,9 @@ def table_bytes(tables: list[str]) -> int:
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
-        return sum(cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0] for table in tables)
+        # Summed over partitions: a partitioned table's parent holds no rows of its own.
+        query = "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree(%s)"
+        return sum(int(cursor.execute(query, [table]).fetchone()[0]) for table in tables)
 
 
 def bench_import(args: argparse.Namespace) -> None:

@@ -304,19 +304,32 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
     return time.perf_counter() - entries_done if entries else 0.0
 
 
+def _partitioned_size(function: str, relation: str) -> str:
+    """A table's or index's size, summed over its partitions when it has them (a partitioned parent holds none)."""
+    return f"(SELECT coalesce(sum({function}(relid)), 0) FROM pg_partition_tree('{relation}'))"
+
+
 def sizes() -> dict:
     from django.db import connection
 
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT pg_total_relation_size('search_app_searchdocument'), "
-                "pg_relation_size('searchdoc_tenant_tsv'), pg_relation_size('search_app_searchdocument'), "
-                "pg_total_relation_size('sessions_app_transcriptentry'), "
-                "pg_total_relation_size('search_app_postingblock'), pg_relation_size('postingblock_term'), "
-                "pg_total_relation_size('search_app_conversationindex'), "
-                "pg_total_relation_size('search_app_deleteddocument'), "
-                "(SELECT sum(pg_column_size(tsv)) FROM search_app_searchdocument)"
+                "SELECT "
+                + ", ".join(
+                    _partitioned_size(function, relation)
+                    for function, relation in [
+                        ("pg_total_relation_size", "search_app_searchdocument"),
+                        ("pg_relation_size", "searchdoc_tenant_tsv"),
+                        ("pg_relation_size", "search_app_searchdocument"),
+                        ("pg_total_relation_size", "sessions_app_transcriptentry"),
+                        ("pg_total_relation_size", "search_app_postingblock"),
+                        ("pg_relation_size", "postingblock_term"),
+                        ("pg_total_relation_size", "search_app_conversationindex"),
+                        ("pg_total_relation_size", "search_app_deleteddocument"),
+                    ]
+                )
+                + ", (SELECT sum(pg_column_size(tsv)) FROM search_app_searchdocument)"
             )
             total, gin, heap, entries, blocks, blocks_index, statistics, tombstones, tsv = cursor.fetchone()
             return {

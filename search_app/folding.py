@@ -99,7 +99,8 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         if postgres:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, tenant_id])
         cursor.execute(
-            f"SELECT d.id, d.terms, d.conversation_id FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            f"SELECT d.id, d.terms, d.conversation_id FROM {TAIL} t "
+            f"JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
             "WHERE t.tenant_id = %s ORDER BY t.document_id LIMIT %s" + (" FOR UPDATE OF t" if postgres else ""),
             [tenant_id, batch],
         )
@@ -131,7 +132,9 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                 columns = inverted.columns(i) if i is not None else None
                 _rewrite(tenant_id, term, stored.get(term, []), columns, removed.get(term, set()), deletes, inserts)
             for keys in _chunks(deletes, _IDS_PER_QUERY):
-                cursor.execute(f"DELETE FROM {BLOCKS} WHERE id IN ({_marks(len(keys))})", list(keys))
+                cursor.execute(
+                    f"DELETE FROM {BLOCKS} WHERE tenant_id = %s AND id IN ({_marks(len(keys))})", [tenant_id, *keys]
+                )
             if inserts:
                 # executemany of plain rows: a model instance per block would cost more than encoding the block.
                 cursor.executemany(
@@ -140,9 +143,14 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                     inserts,
                 )
         for keys in _chunks([row[0] for row in rows], _IDS_PER_QUERY):
-            cursor.execute(f"DELETE FROM {TAIL} WHERE document_id IN ({_marks(len(keys))})", list(keys))
+            cursor.execute(
+                f"DELETE FROM {TAIL} WHERE tenant_id = %s AND document_id IN ({_marks(len(keys))})", [tenant_id, *keys]
+            )
         for keys in _chunks(dead_ids, _IDS_PER_QUERY):
-            cursor.execute(f"DELETE FROM {TOMBSTONES} WHERE document_id IN ({_marks(len(keys))})", list(keys))
+            cursor.execute(
+                f"DELETE FROM {TOMBSTONES} WHERE tenant_id = %s AND document_id IN ({_marks(len(keys))})",
+                [tenant_id, *keys],
+            )
     return len(rows), len(dead)
 
 

@@ -77,8 +77,15 @@ def _documents(entries: Sequence[TranscriptEntry]) -> list[SearchDocument]:
         return []
     rules = _masking_rules(e.tenant_id for e in entries)
     entries = [entry for entry in entries if rules.get(entry.tenant_id) is not None]
-    data = dict(StoredMessage.objects.filter(id__in={e.message_id for e in entries}).values_list("id", "data"))
-    agents = dict(Run.objects.filter(id__in={e.run_id for e in entries}).values_list("id", "agent_name"))
+    tenant_ids = {e.tenant_id for e in entries}
+    data = dict(
+        StoredMessage.objects.filter(tenant_id__in=tenant_ids, id__in={e.message_id for e in entries}).values_list(
+            "id", "data"
+        )
+    )
+    agents = dict(
+        Run.objects.filter(tenant_id__in=tenant_ids, id__in={e.run_id for e in entries}).values_list("id", "agent_name")
+    )
     documents = []
     for entry in entries:
         terms = index_terms(redact(indexed_text(data[entry.message_id]), rules[entry.tenant_id] or ()))
@@ -191,9 +198,15 @@ def reindex_tenant_in_background(tenant_id: int) -> threading.Thread:
 def reindex_conversation(conversation_id: int) -> int:
     """Rebuild one conversation's documents and statistics from its transcript; returns documents indexed."""
     with transaction.atomic():
-        entries = TranscriptEntry.objects.filter(conversation_id=conversation_id, summary_artifact=False)
+        owner = Conversation.objects.filter(id=conversation_id).values_list("tenant_id", flat=True).first()
+        if owner is None:  # deleted meanwhile, with its documents
+            ConversationIndex.objects.filter(conversation_id=conversation_id).delete()
+            return 0
+        entries = TranscriptEntry.objects.filter(
+            tenant_id=owner, conversation_id=conversation_id, summary_artifact=False
+        )
         tenant_id = entries.values_list("tenant_id", flat=True).first()
-        SearchDocument.objects.filter(conversation_id=conversation_id).delete()
+        SearchDocument.objects.filter(tenant_id=owner, conversation_id=conversation_id).delete()
         documents: list[SearchDocument] = []
         batch: list[TranscriptEntry] = []
         for entry in entries.order_by("position").iterator(chunk_size=_CHUNK):

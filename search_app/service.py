@@ -255,9 +255,7 @@ def run_search(
     response = SearchResponse(scope=scope, offset=after.offset if after else 0)
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
-    conversation_ref = _agree(
-        "conversation", named.conversation, conversation_id if scope == "conversation" else None
-    )
+    conversation_ref = _agree("conversation", named.conversation, conversation_id if scope == "conversation" else None)
     run_ref = _agree("run", named.run, run_id)
     agent = _agree("agent", named.agent, agent)
     roles = _roles(named.roles, roles)
@@ -306,7 +304,7 @@ def run_search(
     )
     if after is None:
         # The point in time later pages see: read before ranking, so a page-one result is never past it.
-        newest = SearchDocument.objects.aggregate(newest=Max("id"))["newest"] or 0
+        newest = SearchDocument.objects.filter(tenant_id__in=tenant_ids).aggregate(newest=Max("id"))["newest"] or 0
         stats = _statistics(search_scope)
     else:
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
@@ -328,9 +326,7 @@ def run_search(
     shown = len(response.results)
     if shown and response.offset + shown < min(response.total_matches, paging.MAX_DEPTH):
         key, score = ranked[shown - 1]
-        position = paging.PageCursor(
-            response.offset + shown, score, key, newest, stats.documents, stats.total_length
-        )
+        position = paging.PageCursor(response.offset + shown, score, key, newest, stats.documents, stats.total_length)
         response.next_cursor = paging.encode(position, search_print)
     return response
 
@@ -377,8 +373,8 @@ def identify(
     run_pks = list(ledger.values_list("run_id", flat=True)[:MAX_IDENTIFIED])
     if not run_pks:
         return found
-    entries = TranscriptEntry.objects.filter(run_id__in=run_pks, summary_artifact=False)
-    calls = entries.filter(message__data__contains=json_member("tool_call_id", candidate))
+    entries = TranscriptEntry.objects.filter(tenant_id__in=slugs, run_id__in=run_pks, summary_artifact=False)
+    calls = entries.filter(message__tenant_id__in=slugs, message__data__contains=json_member("tool_call_id", candidate))
     for tenant_id, external_id, run, position, role in calls.order_by("conversation_id", "position").values_list(
         "tenant_id", "conversation__external_id", "run__run_id", "position", "role"
     )[:MAX_IDENTIFIED]:
@@ -446,11 +442,21 @@ def _hits(ranked: list[tuple[int, float]], parsed: ParsedQuery, tenants: Sequenc
         return []
     ids = [key for key, _ in ranked]
     fields = ("id", "entry_id", "tenant_id", "conversation_id", "run_id", "position", "role", "timestamp", "agent_name")
-    meta = {row[0]: row for row in SearchDocument.objects.filter(id__in=ids).values_list(*fields)}
+    # Every read names the tenants too: rows are keyed (tenant_id, id), and partitioned by tenant.
+    tenant_ids = [tenant.id for tenant in tenants]
+    meta = {
+        row[0]: row for row in SearchDocument.objects.filter(tenant_id__in=tenant_ids, id__in=ids).values_list(*fields)
+    }
     entry_ids = [meta[key][1] for key in ids]
-    texts = dict(TranscriptEntry.objects.filter(id__in=entry_ids).values_list("id", "text"))
-    conversations = dict(Conversation.objects.filter(id__in={meta[k][3] for k in ids}).values_list("id", "external_id"))
-    runs = dict(Run.objects.filter(id__in={meta[k][4] for k in ids}).values_list("id", "run_id"))
+    texts = dict(TranscriptEntry.objects.filter(tenant_id__in=tenant_ids, id__in=entry_ids).values_list("id", "text"))
+    conversations = dict(
+        Conversation.objects.filter(tenant_id__in=tenant_ids, id__in={meta[k][3] for k in ids}).values_list(
+            "id", "external_id"
+        )
+    )
+    runs = dict(
+        Run.objects.filter(tenant_id__in=tenant_ids, id__in={meta[k][4] for k in ids}).values_list("id", "run_id")
+    )
     rules = _rules_by_tenant(tenants)
     slugs = {t.id: t.slug for t in tenants}
     hits = []

@@ -55,7 +55,8 @@ class _Reader:
     documents are verified in is read for both.
     """
 
-    def __init__(self, with_positions: bool, with_conversations: bool = False) -> None:
+    def __init__(self, tenants: Sequence[int], with_positions: bool, with_conversations: bool = False) -> None:
+        self.tenants = list(tenants)  # blocks are keyed (tenant_id, id): the tenants name their partitions
         self.with_positions = with_positions
         self.with_conversations = with_conversations
         self.read_positions: dict[int, bytes] = {}
@@ -72,8 +73,8 @@ class _Reader:
                 chunk = ordered[start : start + _IDS_PER_QUERY]
                 cursor.execute(
                     f"SELECT id, first_document, count, postings, {columns} FROM {BLOCKS} "
-                    f"WHERE id IN ({_marks(chunk)})",
-                    chunk,
+                    f"WHERE tenant_id IN ({_marks(self.tenants)}) AND id IN ({_marks(chunk)})",
+                    [*self.tenants, *chunk],
                 )
                 for key, first, count, data, owners, positions in cursor.fetchall():
                     out[key] = decode(first, count, bytes(data), None if owners is None else bytes(owners))
@@ -99,7 +100,11 @@ class _Reader:
         missing = sorted(set(keys) - self.read_positions.keys())
         if missing:
             with connection.cursor() as cursor:
-                cursor.execute(f"SELECT id, positions FROM {BLOCKS} WHERE id IN ({_marks(missing)})", missing)
+                cursor.execute(
+                    f"SELECT id, positions FROM {BLOCKS} "
+                    f"WHERE tenant_id IN ({_marks(self.tenants)}) AND id IN ({_marks(missing)})",
+                    [*self.tenants, *missing],
+                )
                 self.read_positions.update((key, bytes(data)) for key, data in cursor.fetchall())
         return {key: self.read_positions[key] for key in keys}
 
@@ -123,7 +128,9 @@ def _prepare(
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
     max_document = scope.max_document_id
-    reader = _Reader(any(isinstance(c, Phrase) for c in query.should + query.must_not), with_conversations=counting)
+    reader = _Reader(
+        tenants, any(isinstance(c, Phrase) for c in query.should + query.must_not), with_conversations=counting
+    )
     upto = "" if max_document is None else " AND first_document <= %s"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -160,7 +167,8 @@ def _prepare(
 
         holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
         cursor.execute(
-            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t JOIN {DOCS} d ON d.id = t.document_id "
+            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t "
+            f"JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
             f"WHERE t.tenant_id IN ({_marks(tenants)})"
             + ("" if max_document is None else " AND t.document_id <= %s")
             + f" AND ({holds})",

@@ -317,7 +317,7 @@ def _ingest(
         Snapshot.objects.bulk_create(snapshots, batch_size=500)
         SnapshotMessage.objects.bulk_create(
             [
-                SnapshotMessage(snapshot=snapshot, position=i, message_id=message_ids[sha])
+                SnapshotMessage(tenant=tenant, snapshot=snapshot, position=i, message_id=message_ids[sha])
                 for snapshot, item in zip(snapshots, fresh, strict=True)
                 for i, sha in enumerate(item.shas)
             ],

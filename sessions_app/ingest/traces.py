@@ -28,7 +28,7 @@ def _stored_transcripts(tenant: Tenant, conversation_ids: Iterable[str]) -> dict
     known = {conversation_id: KnownMessages() for conversation_id in conversation_ids}
     rows = (
         scoped(TranscriptEntry, tenant)
-        .filter(conversation__external_id__in=list(known), summary_artifact=False)
+        .filter(conversation__external_id__in=list(known), summary_artifact=False, message__tenant=tenant)
         .order_by("conversation_id", "position")
         .values_list("conversation__external_id", "message__data")
         .iterator(chunk_size=2000)
@@ -63,7 +63,5 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
         effects.extend(run.tool_effects)
     result = IngestResult()
     if payloads or effects:
-        result = ingest_snapshots(
-            tenant, payloads, source=source, via="otlp", tool_effects=effects, api_key=api_key
-        )
+        result = ingest_snapshots(tenant, payloads, source=source, via="otlp", tool_effects=effects, api_key=api_key)
     return TraceIngest(result, decoded.rejected_spans, decoded.message())

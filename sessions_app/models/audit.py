@@ -71,9 +71,7 @@ class PromptContract(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["tenant", "agent_name"], name="promptcontract_unique_agent")
-        ]
+        constraints = [models.UniqueConstraint(fields=["tenant", "agent_name"], name="promptcontract_unique_agent")]
 
     def __str__(self) -> str:
         return f"{self.agent_name}: {self.kind}"
@@ -91,7 +89,7 @@ class ConversationMerge(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "merged_external_id"], name="conversationmerge_unique"
+                fields=["tenant", "conversation", "merged_external_id"], name="conversationmerge_unique"
             )
         ]
 

@@ -161,12 +161,16 @@ class Snapshot(models.Model):
 
 
 class SnapshotMessage(models.Model):
+    # The tenant again, as on every tenant-owned row: keys, foreign keys and partitions carry it (docs/SCALING.md).
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="refs")
     position = models.PositiveIntegerField()
     message = models.ForeignKey(StoredMessage, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["snapshot", "position"], name="snapshotmessage_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "snapshot", "position"], name="snapshotmessage_unique")
+        ]
 
 
 class MessageRole(models.TextChoices):
@@ -200,7 +204,7 @@ class TranscriptEntry(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "position"],
+                fields=["tenant", "conversation", "position"],
                 condition=models.Q(summary_artifact=False),
                 name="transcript_unique_position",
             )
@@ -220,9 +224,7 @@ class ToolEffect(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")
-        ]
+        constraints = [models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")]
         # Search finds a tool call by its id alone (search_app.service.identify), across the tenant's runs.
         indexes = [models.Index(fields=["tenant", "tool_call_id"], name="tooleffect_tenant_call")]
 

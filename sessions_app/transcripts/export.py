@@ -18,7 +18,10 @@ FILE_SUFFIXES = {"json": "json", "jsonl": "jsonl", "markdown": "md"}
 def _entries(conversation: Conversation) -> Iterator[tuple]:
     return (
         TranscriptEntry.objects.filter(
-            tenant_id=conversation.tenant_id, conversation=conversation, summary_artifact=False
+            tenant_id=conversation.tenant_id,
+            conversation=conversation,
+            summary_artifact=False,
+            message__tenant_id=conversation.tenant_id,
         )
         .order_by("position")
         .values_list("position", "run__run_id", "role", "timestamp", "text", "message__data")

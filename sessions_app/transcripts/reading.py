@@ -57,6 +57,7 @@ def read_window(
         scoped(TranscriptEntry, tenant)
         .filter(
             conversation=conversation,
+            message__tenant=tenant,  # the join to the message stays in the tenant's partition
             position__gte=max(0, start - PAIRING_MARGIN),
             position__lt=start + window + PAIRING_MARGIN,
         )

@@ -17,7 +17,10 @@ def snapshots_of(run: Run) -> list[Snapshot]:
 
 def _messages(snapshot: Snapshot, mask: Mask) -> list[DiffMessage]:
     rows = list(
-        SnapshotMessage.objects.filter(snapshot=snapshot)
+        # The message's tenant named too: the join then stays in one partition of each table.
+        SnapshotMessage.objects.filter(
+            tenant_id=snapshot.tenant_id, snapshot=snapshot, message__tenant_id=snapshot.tenant_id
+        )
         .order_by("position")
         .values_list("position", "message__content_hash", "message__data")
     )

@@ -58,7 +58,7 @@ def load_run_inputs(
         )
     )
     refs = (
-        SnapshotMessage.objects.filter(snapshot__in=snapshots)
+        SnapshotMessage.objects.filter(tenant_id=conversation.tenant_id, snapshot__in=snapshots)
         .order_by("snapshot_id", "position")
         .values_list("snapshot_id", "message_id")
     )
@@ -212,7 +212,7 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         stale = [entry_id for entry_id, *_ in old[keep:]]
         if stale:
             index.entries_removed(conversation.tenant_id, stale)
-            TranscriptEntry.objects.filter(id__in=stale).delete()
+            TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, id__in=stale).delete()
         added = TranscriptEntry.objects.bulk_create(
             [_entry(conversation, row, item.message) for row, item in zip(rows[keep:], recovered[keep:], strict=True)],
             batch_size=1000,
@@ -458,7 +458,7 @@ def _write_changes(
     if rewritten:
         stale = list(entries.filter(position__in=rewritten).values_list("id", flat=True))
         index.entries_removed(conversation.tenant_id, stale)
-        TranscriptEntry.objects.filter(id__in=stale).delete()
+        TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, id__in=stale).delete()
     for value in (True, False):
         positions = [p for p, flag in flags.items() if flag is value and p not in rewritten]
         if positions:

@@ -1,0 +1,192 @@
+"""PostgreSQL's catalog: every tenant-owned key carries the tenant, the largest tables are partitioned by it, and
+the hot paths (ingest, list, transcript, search) read one partition per query (docs/SCALING.md)."""
+
+import json
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from sessions_app.tenancy.api_keys import create_api_key
+from tests.agents import weather_messages
+from tests.sessions_app.dashboard.conftest import World, build_world, client_for
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions and their catalog are PostgreSQL's"),
+]
+
+# Shared by every tenant, or found by a secret's hash before the tenant is known: Citus reference tables.
+REFERENCE_TABLES = {"sessions_app_tenant", "sessions_app_apikey", "sessions_app_invitation"}
+PARTITIONED = {
+    "sessions_app_storedmessage",
+    "sessions_app_snapshotmessage",
+    "sessions_app_transcriptentry",
+    "search_app_searchdocument",
+    "search_app_postingblock",
+}
+PARTITION_NAME = re.compile(r"^(?P<table>.+)_p\d\d$")
+
+
+def tenant_owned_tables(cursor) -> set[str]:
+    cursor.execute(
+        """SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition"""
+    )
+    return {name for (name,) in cursor.fetchall()} - REFERENCE_TABLES
+
+
+def key_violations(cursor) -> list[str]:
+    """Primary keys, unique keys and unique indexes without tenant_id, and foreign keys between tenant-owned
+    tables that do not match tenant_id to tenant_id."""
+    owned = tenant_owned_tables(cursor)
+    cursor.execute(
+        """SELECT c.conrelid::regclass::text, c.conname, c.contype, c.confrelid::regclass::text,
+            ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
+                  JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.o),
+            ARRAY(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY k(n, o)
+                  JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.o)
+        FROM pg_constraint c WHERE c.contype IN ('p', 'u', 'f') AND c.conparentid = 0"""
+    )
+    violations = []
+    for table, name, kind, target, columns, target_columns in cursor.fetchall():
+        if table not in owned:
+            continue
+        if kind in "pu" and "tenant_id" not in columns:
+            violations.append(f"{table}.{name}: key {columns} without tenant_id")
+        if kind == "f" and target in owned:
+            pairs = set(zip(columns, target_columns, strict=True))
+            if ("tenant_id", "tenant_id") not in pairs:
+                violations.append(f"{table}.{name}: foreign key {columns} -> {target} {target_columns} crosses tenants")
+    cursor.execute(
+        """SELECT t.relname, i.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x
+        JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+        WHERE x.indisunique AND NOT t.relispartition
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.conrelid = x.indrelid)
+        AND NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = x.indrelid AND a.attname = 'tenant_id'
+                        AND a.attnum = ANY(x.indkey))"""
+    )
+    violations += [
+        f"{table}.{index}: unique index without tenant_id" for table, index, _ in cursor.fetchall() if table in owned
+    ]
+    return violations
+
+
+def test_every_key_of_a_tenant_owned_table_carries_the_tenant():
+    with connection.cursor() as cursor:
+        owned = tenant_owned_tables(cursor)
+        assert {"sessions_app_conversation", "sessions_app_run", "search_app_conversationindex"} <= owned
+        assert key_violations(cursor) == []
+
+
+def test_the_check_finds_a_key_without_the_tenant():
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE sessions_app_careless (id bigint PRIMARY KEY, tenant_id bigint, run_id bigint)")
+        cursor.execute(  # the tenant's column matched to the run's id: a key that could point into another tenant
+            "ALTER TABLE sessions_app_careless ADD CONSTRAINT careless_run_fk FOREIGN KEY (run_id, tenant_id) "
+            "REFERENCES sessions_app_run (tenant_id, id)"
+        )
+        cursor.execute("CREATE UNIQUE INDEX careless_run ON sessions_app_careless (run_id)")
+        try:
+            found = key_violations(cursor)
+        finally:
+            cursor.execute("DROP TABLE sessions_app_careless")
+    assert sorted(found) == [
+        "sessions_app_careless.careless_run: unique index without tenant_id",
+        "sessions_app_careless.careless_run_fk: foreign key ['run_id', 'tenant_id'] -> sessions_app_run "
+        "['tenant_id', 'id'] crosses tenants",
+        "sessions_app_careless.sessions_app_careless_pkey: key ['id'] without tenant_id",
+    ]
+
+
+def test_the_largest_tables_are_hash_partitioned_by_tenant():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT c.relname, pg_get_partkeydef(c.oid), count(p.inhrelid)
+            FROM pg_partitioned_table pt JOIN pg_class c ON c.oid = pt.partrelid
+            LEFT JOIN pg_inherits p ON p.inhparent = c.oid GROUP BY c.relname, c.oid"""
+        )
+        partitioned = {name: (key, count) for name, key, count in cursor.fetchall()}
+    assert set(partitioned) == PARTITIONED
+    assert {key for key, _ in partitioned.values()} == {"HASH (tenant_id)"}
+    assert {count for _, count in partitioned.values()} == {16}
+
+
+def _partitions_read(plan: dict) -> dict[str, set[str]]:
+    """Partitions a plan scans, by partitioned table (inserts route rows; they scan nothing)."""
+    read: dict[str, set[str]] = {}
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        match = PARTITION_NAME.match(node.get("Relation Name", ""))
+        if match and "Scan" in node.get("Node Type", ""):
+            read.setdefault(match["table"], set()).add(node["Relation Name"])
+        stack.extend(node.get("Plans", []))
+    return read
+
+
+def _crossing_queries(queries: list[dict]) -> list[str]:
+    crossing = []
+    with connection.cursor() as cursor:
+        for query in queries:
+            sql = query["sql"]
+            if not re.match(r"^\s*(SELECT|WITH|UPDATE|DELETE)\b", sql, re.IGNORECASE):
+                continue
+            if not any(table in sql for table in PARTITIONED):
+                continue
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+            (plan,) = cursor.fetchone()[0]
+            read = _partitions_read(plan["Plan"])
+            if any(len(partitions) > 1 for partitions in read.values()):
+                crossing.append(f"{sorted(set().union(*read.values()))}: {sql[:400]}")
+    return crossing
+
+
+def _hot_paths(world: World, client: Client, key: str) -> None:
+    history = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
+    for step in (1, 2):
+        body = {
+            "conversation_id": "conv-hot",
+            "run_id": "run-hot",
+            "agent": "weather",
+            "step": step,
+            "state": "complete",
+            "messages": history[: 2 * step],
+        }
+        response = client.post(
+            "/api/v1/snapshots",
+            data=json.dumps(body),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        assert response.status_code == 201, response.content
+    reader = client_for(world.users["support"])
+    for url in (
+        "/conversations/",
+        "/c/conv-deploy/",
+        "/c/conv-hot/",
+        "/search/?q=deploy",
+        "/search/?q=%22deploy+the%22",
+        f"/search/?q=deploy&conversation={world.deploy.external_id}",
+    ):
+        response = reader.get(url)
+        assert response.status_code == 200, url
+    for query in ("q=weather&conversation_id=conv-hot", "q=weather&scope=tenant"):
+        response = client.get(f"/api/v1/search?{query}", HTTP_AUTHORIZATION=f"Bearer {key}")
+        assert response.status_code == 200, response.content
+
+
+def test_the_hot_paths_read_one_partition_per_query(settings):
+    settings.SESSIONDESK_SEARCH_FOLD_INLINE = True
+    settings.SESSIONDESK_SEARCH_FOLD_AT = 1  # every commit folds: the fold's queries are on the hot path too
+    world = build_world()
+    key = create_api_key(world.acme, "server")[1]
+    client = Client()
+    with CaptureQueriesContext(connection) as captured:
+        _hot_paths(world, client, key)
+    assert any("search_app_postingblock" in q["sql"] for q in captured.captured_queries)
+    assert _crossing_queries(captured.captured_queries) == []
