@@ -117,8 +117,8 @@ def _adjust_statistics(changes: dict[tuple[int, int], tuple[int, int]], sign: in
         ignore_conflicts=True,
     )
     now = timezone.now()
-    for (conversation_id, _tenant_id), (documents, length) in sorted(changes.items()):
-        ConversationIndex.objects.filter(conversation_id=conversation_id).update(
+    for (conversation_id, tenant_id), (documents, length) in sorted(changes.items()):
+        ConversationIndex.objects.filter(tenant_id=tenant_id, conversation_id=conversation_id).update(
             documents=F("documents") + sign * documents,
             total_length=F("total_length") + sign * length,
             indexed_at=now,

@@ -361,15 +361,17 @@ def identify(
         runs = runs.filter(conversation_id=conversation_pk)
     if run_pk is not None:
         runs = runs.filter(id=run_pk)
-    for tenant_id, external_id, run in runs.order_by("id").values_list(
-        "tenant_id", "conversation__external_id", "run_id"
-    )[:3]:
+    for tenant_id, external_id, run in (
+        runs.filter(conversation__tenant_id__in=slugs)
+        .order_by("id")
+        .values_list("tenant_id", "conversation__external_id", "run_id")[:3]
+    ):
         found.append(Identified("run", slugs[tenant_id], external_id, run))
     ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate)
     if run_pk is not None:
         ledger = ledger.filter(run_id=run_pk)
     elif conversation_pk is not None:
-        ledger = ledger.filter(run__conversation_id=conversation_pk)
+        ledger = ledger.filter(run__tenant_id__in=slugs, run__conversation_id=conversation_pk)
     run_pks = list(ledger.values_list("run_id", flat=True)[:MAX_IDENTIFIED])
     if not run_pks:
         return found

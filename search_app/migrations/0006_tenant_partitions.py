@@ -14,8 +14,8 @@ contain the partition column, and a foreign key to it names the whole key. So, o
 Django's model state still says `id` is the primary key: ids stay unique (one sequence per table), and the ORM
 identifies rows by them. Tables that are not partitioned keep a plain index on `id` for the ORM's lookups by id
 alone. A table is tenant-owned when it has a `tenant_id` column, except REFERENCE_TABLES: API keys and invitations
-are found by a secret's hash before the tenant is known, so their hashes stay unique on their own, and on Citus
-they are reference tables (docs/SCALING.md). SQLite keeps the plain tables and keys.
+are found by a secret's hash, and memberships by the signed-in user, before the tenant is known, so they keep keys
+of their own, and on Citus they are reference tables (docs/SCALING.md). SQLite keeps the plain tables and keys.
 """
 
 from django.db import migrations
@@ -28,7 +28,7 @@ TENANT_PARTITIONED = [
     "search_app_searchdocument",
     "search_app_postingblock",
 ]
-REFERENCE_TABLES = {"sessions_app_tenant", "sessions_app_apikey", "sessions_app_invitation"}
+REFERENCE_TABLES = {"sessions_app_tenant", "sessions_app_apikey", "sessions_app_invitation", "sessions_app_membership"}
 TAIL = "search_app_unfoldeddocument"
 TOMBSTONES = "search_app_deleteddocument"
 

@@ -109,7 +109,7 @@ def unrecorded_calls(tenant: Tenant, conversation: Conversation) -> list[Unrecor
     """The conversation's interrupted calls that no transcript message holds, in run order."""
     verdicts = list(
         scoped(RunVerdict, tenant)
-        .filter(run__conversation=conversation, repair_count__gt=0)
+        .filter(run__tenant=tenant, run__conversation=conversation, repair_count__gt=0)
         .order_by("run__started_at", "run_id")
         .values_list("run_id", "run__run_id", "findings")
     )

@@ -302,7 +302,7 @@ def audit_runs(
                     setattr(row, field_name, value)
                 changed.append(row)
         RunVerdict.objects.bulk_create(created, batch_size=500)
-        RunVerdict.objects.bulk_update(
+        RunVerdict.objects.filter(tenant=tenant).bulk_update(
             changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"], batch_size=500
         )
         _record_findings(tenant, [(run, results[run.pk].findings) for run in runs], now)

@@ -137,7 +137,10 @@ def _runs_for(
     runs: dict[str, Run] = {}
     for start in range(0, len(wanted), 500):
         chunk = list(wanted)[start : start + 500]
-        for run in Run.objects.select_related("conversation").filter(tenant=tenant, run_id__in=chunk):
+        runs_with_conversations = Run.objects.select_related("conversation").filter(
+            tenant=tenant, conversation__tenant=tenant, run_id__in=chunk
+        )
+        for run in runs_with_conversations:
             runs[run.run_id] = run
     for item in prepared:
         run = runs[item.payload.run_id]
@@ -327,7 +330,7 @@ def _ingest(
         result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)
         if tool_effects:
             touched_runs.update({run.id: run for run in runs.values()})
-        Run.objects.bulk_update(
+        Run.objects.filter(tenant=tenant).bulk_update(
             list(touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
         )
         validated = {

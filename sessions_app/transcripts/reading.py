@@ -57,7 +57,9 @@ def read_window(
         scoped(TranscriptEntry, tenant)
         .filter(
             conversation=conversation,
-            message__tenant=tenant,  # the join to the message stays in the tenant's partition
+            # Joined rows name the tenant too: the join then stays in the tenant's partition (or Citus shard).
+            message__tenant=tenant,
+            run__tenant=tenant,
             position__gte=max(0, start - PAIRING_MARGIN),
             position__lt=start + window + PAIRING_MARGIN,
         )

@@ -224,7 +224,7 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         stamps = [item.message.timestamp for item in recovered if item.message.timestamp]
         last_activity = max(stamps, default=conversation.updated_at)
         count = sum(len(run_input.snapshots) for run_input in run_inputs)
-        Conversation.objects.filter(pk=conversation.pk).update(
+        Conversation.objects.filter(tenant_id=conversation.tenant_id, pk=conversation.pk).update(
             message_count=length, updated_at=last_activity, snapshots_folded=count
         )
         conversation.message_count, conversation.updated_at = length, last_activity
@@ -470,7 +470,7 @@ def _write_changes(
     stamps = [e.timestamp for e in added if e.timestamp]
     last_activity = max([conversation.updated_at, *stamps])
     folded = kept.snapshots_folded + len(changes)
-    Conversation.objects.filter(pk=conversation.pk).update(
+    Conversation.objects.filter(tenant_id=conversation.tenant_id, pk=conversation.pk).update(
         message_count=len(fold.entries), updated_at=last_activity, snapshots_folded=folded
     )
     conversation.message_count, conversation.updated_at = len(fold.entries), last_activity
