@@ -102,8 +102,8 @@ def test_the_migration_moves_a_store_with_data_into_tenant_partitions(scratch_da
         ).fetchone()
         assert next_ref == 501
         with pytest.raises(psycopg.errors.ForeignKeyViolation):
-            # A reference from one tenant's snapshot to another tenant's message is refused by the keys.
+            # A tenant's reference to another tenant's snapshot is refused by the keys.
             db.execute(
                 "INSERT INTO sessions_app_snapshotmessage (tenant_id, snapshot_id, position, message_id) "
-                "VALUES (1, 10, 3, 21)"
+                "VALUES (1, 20, 3, 11)"
             )

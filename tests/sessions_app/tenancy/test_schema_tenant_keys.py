@@ -5,6 +5,7 @@ import json
 import re
 
 import pytest
+from django.apps import apps
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -82,6 +83,36 @@ def test_every_key_of_a_tenant_owned_table_carries_the_tenant():
         owned = tenant_owned_tables(cursor)
         assert {"sessions_app_conversation", "sessions_app_run", "search_app_conversationindex"} <= owned
         assert key_violations(cursor) == []
+
+
+def test_every_relation_between_tenant_owned_tables_is_a_tenant_qualified_key():
+    """Every ForeignKey of the models between two tenant-owned tables is a (tenant_id, x_id) key in the database,
+    but those into a partitioned table: PostgreSQL 15 would lock every partition per checked row (search_app
+    migration 0006 has the measurements); their rows are written with what they point to."""
+    with connection.cursor() as cursor:
+        owned = tenant_owned_tables(cursor)
+        cursor.execute(
+            """SELECT c.conrelid::regclass::text, c.confrelid::regclass::text,
+                ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
+                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.o)
+            FROM pg_constraint c WHERE c.contype = 'f' AND c.conparentid = 0"""
+        )
+        keys = {(table, target, tuple(columns)) for table, target, columns in cursor.fetchall()}
+    expected, unkeyed = set(), set()
+    for model in [*apps.get_app_config("sessions_app").get_models(), *apps.get_app_config("search_app").get_models()]:
+        for field in model._meta.concrete_fields:
+            target = field.related_model._meta.db_table if field.is_relation else None
+            if target in owned and model._meta.db_table in owned and field.column != "tenant_id":
+                relation = (model._meta.db_table, target, ("tenant_id", field.column))
+                (unkeyed if target in PARTITIONED else expected).add(relation)
+    assert len(expected) == 13
+    assert expected <= keys
+    assert unkeyed == {
+        ("sessions_app_snapshotmessage", "sessions_app_storedmessage", ("tenant_id", "message_id")),
+        ("sessions_app_transcriptentry", "sessions_app_storedmessage", ("tenant_id", "message_id")),
+        ("search_app_searchdocument", "sessions_app_transcriptentry", ("tenant_id", "entry_id")),
+    }
+    assert not unkeyed & keys
 
 
 def test_the_check_finds_a_key_without_the_tenant():
