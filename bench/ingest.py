@@ -84,8 +84,11 @@ def table_bytes(tables: list[str]) -> int:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
         # Summed over partitions: a partitioned table's parent holds no rows of its own.
-        query = "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree(%s)"
-        return sum(int(cursor.execute(query, [table]).fetchone()[0]) for table in tables)
+        query = (
+            "SELECT coalesce((SELECT sum(pg_total_relation_size(relid))::bigint FROM pg_partition_tree(%s)), "
+            "pg_total_relation_size(%s))"
+        )
+        return sum(int(cursor.execute(query, [table, table]).fetchone()[0]) for table in tables)
 
 
 def bench_import(args: argparse.Namespace) -> None:

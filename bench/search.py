@@ -306,7 +306,10 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
 
 def _partitioned_size(function: str, relation: str) -> str:
     """A table's or index's size, summed over its partitions when it has them (a partitioned parent holds none)."""
-    return f"(SELECT coalesce(sum({function}(relid)), 0)::bigint FROM pg_partition_tree('{relation}'))"
+    return (
+        f"coalesce((SELECT sum({function}(relid))::bigint FROM pg_partition_tree('{relation}')), "
+        f"{function}('{relation}'))"
+    )
 
 
 def sizes() -> dict:
