@@ -21,8 +21,8 @@ from django.db.models import Count, Max, Sum
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
-from search_app.backends.block_ranking import blocks_rankable, count_with_blocks, rank_with_blocks
-from search_app.backends.counting import count_matches
+from search_app.backends.block_ranking import BlockSearch, blocks_rankable
+from search_app.backends.counting import MatchCounts, count_matches
 from search_app.backends.sql_ranking import rank_in_database, sql_rankable
 from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchError
 from search_app.index import pending_in
@@ -310,17 +310,19 @@ def run_search(
         newest, stats = after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     backend = backend_for_connection()
     filters = Filters(roles, agent, since, until, named.tool)
-    ranking: list[tuple[int, float]] | None = None
+    # Tenant-wide words and phrases: one read of the blocks' metadata serves the count and the ranking.
+    blocks = None
     if _from_blocks(parsed, search_scope, filters):
-        # Counting a phrase or an exclusion reads every block of the query anyway: the ranking comes with it.
-        counts, ranking = count_with_blocks(parsed, search_scope, stats, bm25_params())
-    else:
-        counts = count_matches(backend, search_scope, parsed, filters)
+        blocks = BlockSearch(parsed, search_scope, stats, bm25_params())
+    counts = blocks.count() if blocks else None
+    ranked, ranked_total = _page(parsed, search_scope, stats, filters, limit, after, blocks)
+    if counts is None:
+        if ranked_total is not None and (search_scope.conversation_pk or search_scope.run_pk):
+            # One conversation: the ranker counted its matches on the way (a count query would read them again).
+            counts = MatchCounts(ranked_total, 1 if ranked_total else 0)
+        else:
+            counts = count_matches(backend, search_scope, parsed, filters)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
-    if ranking is None:
-        ranked = _page(parsed, search_scope, stats, filters, limit, after)
-    else:
-        ranked = [(key, score) for key, score in ranking if after is None or after.after(score, key)][:limit]
     response.results = _hits(ranked, parsed, searchable)
     fit_response(response)
     shown = len(response.results)
@@ -389,16 +391,23 @@ def _from_blocks(parsed: ParsedQuery, search_scope: Scope, filters: Filters) -> 
 
 
 def _rank(
-    parsed: ParsedQuery, search_scope: Scope, stats: bm25.ScopeStats, filters: Filters, window: int
-) -> list[tuple[int, float]]:
-    """The top `window` (document id, score) of the scope, best first, ties by id, from the fastest exact ranker."""
+    parsed: ParsedQuery,
+    search_scope: Scope,
+    stats: bm25.ScopeStats,
+    filters: Filters,
+    window: int,
+    blocks: BlockSearch | None = None,
+) -> tuple[list[tuple[int, float]], int | None]:
+    """The top `window` (document id, score) of the scope, best first, ties by id, from the fastest exact ranker:
+    the blocks for tenant-wide words and phrases (`blocks`, prepared with the count), else the rankers below. With
+    it, the number of matches in the scope when the ranker counted them (in the database), else None."""
+    if blocks is not None:
+        return blocks.rank(window), None
     backend = backend_for_connection()
     lookup = Lookup.of(parsed.should)
     in_database = getattr(settings, "SESSIONDESK_SEARCH_SQL_RANKING", None)
     if in_database is None:
         in_database = backend.ranks_in_database
-    if _from_blocks(parsed, search_scope, filters):
-        return rank_with_blocks(parsed, search_scope, stats, bm25_params(), window)
     if in_database and sql_rankable(parsed):
         return rank_in_database(
             parsed,
@@ -408,9 +417,9 @@ def _rank(
             bm25_params(),
             filters,
             window,
-        )[0]
+        )
     candidates = fetch_candidates(backend, search_scope, lookup, filters)
-    return bm25.rank(parsed, candidates, stats, bm25_params())[:window]
+    return bm25.rank(parsed, candidates, stats, bm25_params())[:window], None
 
 
 def _page(
@@ -420,21 +429,23 @@ def _page(
     filters: Filters,
     limit: int,
     after: paging.PageCursor | None,
-) -> list[tuple[int, float]]:
-    """The `limit` results following the cursor's (score, id), or the first `limit`.
+    blocks: BlockSearch | None = None,
+) -> tuple[list[tuple[int, float]], int | None]:
+    """The `limit` results following the cursor's (score, id), or the first `limit`; and the number of matches
+    when the ranker counted them (`_rank`).
 
     The rankers answer a top k, so a page is cut from the top offset + limit. When messages arrived or left since
     the cursor was made, fewer may follow it there; the window then grows until the page is full or the ranking
     ends, so a page never repeats a result the previous one showed.
     """
     if after is None:
-        return _rank(parsed, search_scope, stats, filters, limit)
+        return _rank(parsed, search_scope, stats, filters, limit, blocks)
     window = after.offset + limit
     while True:
-        ranked = _rank(parsed, search_scope, stats, filters, window)
+        ranked, total = _rank(parsed, search_scope, stats, filters, window, blocks)
         following = [(key, score) for key, score in ranked if after.after(score, key)]
         if len(following) >= limit or len(ranked) < window or window >= paging.MAX_DEPTH + limit:
-            return following[:limit]
+            return following[:limit], total
         window = min(window * 2, paging.MAX_DEPTH + limit)
 
 

@@ -64,8 +64,9 @@ class _Reader:
         """Every block read with its conversations, to name the conversations of the documents that matched."""
 
     def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
-        out: dict[int, DecodedBlock] = {}
-        ordered = sorted(keys)
+        # Blocks a count already decoded are not read again by the ranking that follows it.
+        out: dict[int, DecodedBlock] = {key: self.decoded[key] for key in keys if key in self.decoded}
+        ordered = sorted(set(keys) - out.keys())
         columns = "conversations" if self.with_conversations else "NULL"
         columns += ", positions" if self.with_positions else ", NULL"
         with connection.cursor() as cursor:
@@ -191,15 +192,6 @@ def _prepare(
     return _Prepared(infos, df, deleted, scored, tail_conversations, reader)
 
 
-def rank_with_blocks(
-    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, limit: int
-) -> list[tuple[int, float]]:
-    """The top `limit` (document id, score) of the scope, best first, ties by id."""
-    if stats.documents == 0:
-        return []
-    return _ranked(query, _prepare(query, scope, stats, params), stats, params, limit, scope.max_document_id)
-
-
 def _ranked(
     query: ParsedQuery,
     found: _Prepared,
@@ -223,36 +215,53 @@ def _ranked(
     )
 
 
-def count_with_blocks(
-    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
-) -> tuple[MatchCounts, list[tuple[int, float]] | None]:
-    """Matching messages and the conversations they are in, exactly, from every block of the query's words.
+class BlockSearch:
+    """One tenant-wide search from blocks: the blocks' metadata, the tombstones and the scored tail are read once,
+    for the exact count and for every ranking window a page asks for."""
 
-    Words only: the matches are the union of the words' documents, so no score is computed; the ids and
-    conversations of every block are read (for a word in 10 % of a 340,000-message tenant, about 270 blocks) and
-    counted with numpy, where counting through the full-text index reads every matching row of the documents
-    table. With a phrase or an exclusion every block of the clauses is scored without pruning (phrases from
-    positions), which gives the whole ranking as well: it is returned so that no page needs ranking again.
-    """
-    if stats.documents == 0:
-        return MatchCounts(), []
-    found = _prepare(query, scope, stats, params, counting=True)
-    max_document = scope.max_document_id
-    if not query.must_not and all(isinstance(clause, Term) for clause in query.should):
-        wanted = {clause.term for clause in query.should if isinstance(clause, Term)}
-        decoded = found.reader.postings([info.key for info in found.infos if info.term in wanted])
-        ids = np.concatenate([np.zeros(0, np.int64), *(block.ids for block in decoded.values())])
-        owners = np.concatenate(
-            [np.zeros(0, np.int64), *(b.conversations for b in decoded.values() if b.conversations is not None)]
-        )
-        keep = ~np.isin(ids, np.fromiter(found.deleted, dtype=np.int64, count=len(found.deleted)))
-        if max_document is not None:
-            keep &= ids <= max_document
-        ids, first = np.unique(ids[keep], return_index=True)
-        conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
-        return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations)), None
-    every = _ranked(query, found, stats, params, _ALL, max_document)
-    tail = [key for key, _ in every if key in found.tail_conversations]
-    folded = [key for key, _ in every if key not in found.tail_conversations]
-    conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
-    return MatchCounts(len(every), len(conversations)), every
+    def __init__(self, query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> None:
+        self.query, self.stats, self.params = query, stats, params
+        self.max_document = scope.max_document_id
+        self.found = _prepare(query, scope, stats, params, counting=True) if stats.documents else None
+        self.every: list[tuple[int, float]] | None = None
+        """The whole ranking, when counting had to score every match (phrases, exclusions)."""
+
+    def rank(self, limit: int) -> list[tuple[int, float]]:
+        """The top `limit` (document id, score) of the scope, best first, ties by id."""
+        if self.found is None:
+            return []
+        if self.every is not None:
+            return self.every[:limit]
+        return _ranked(self.query, self.found, self.stats, self.params, limit, self.max_document)
+
+    def count(self) -> MatchCounts:
+        """Matching messages and the conversations they are in, exactly, from every block of the query's words.
+
+        Words only: the matches are the union of the words' documents, so no score is computed; the ids and
+        conversations of every block are read (for a word in 10 % of a 340,000-message tenant, about 270 blocks)
+        and counted with numpy, and the ranking then reuses the decoded blocks. With a phrase or an exclusion
+        every block of the clauses is scored without pruning (phrases from positions), which gives the whole
+        ranking as well: it is kept, so that no page needs ranking again.
+        """
+        found, query, max_document = self.found, self.query, self.max_document
+        if found is None:
+            self.every = []
+            return MatchCounts()
+        if not query.must_not and all(isinstance(clause, Term) for clause in query.should):
+            wanted = {clause.term for clause in query.should if isinstance(clause, Term)}
+            decoded = found.reader.postings([info.key for info in found.infos if info.term in wanted])
+            ids = np.concatenate([np.zeros(0, np.int64), *(block.ids for block in decoded.values())])
+            owners = np.concatenate(
+                [np.zeros(0, np.int64), *(b.conversations for b in decoded.values() if b.conversations is not None)]
+            )
+            keep = ~np.isin(ids, np.fromiter(found.deleted, dtype=np.int64, count=len(found.deleted)))
+            if max_document is not None:
+                keep &= ids <= max_document
+            ids, first = np.unique(ids[keep], return_index=True)
+            conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
+            return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations))
+        every = self.every = _ranked(query, found, self.stats, self.params, _ALL, max_document)
+        tail = [key for key, _ in every if key in found.tail_conversations]
+        folded = [key for key, _ in every if key not in found.tail_conversations]
+        conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
+        return MatchCounts(len(every), len(conversations))

@@ -116,13 +116,13 @@ def blocks_ranked(monkeypatch):
     from search_app import service
 
     calls = []
-    original = service.rank_with_blocks
+    original = service.BlockSearch
 
     def spy(*args, **kwargs):
         calls.append(args)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(service, "rank_with_blocks", spy)
+    monkeypatch.setattr(service, "BlockSearch", spy)
     return calls
 
 
