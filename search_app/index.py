@@ -138,10 +138,43 @@ def entries_added(entries: Sequence[TranscriptEntry]) -> None:
     _fold_after_commit({document.tenant_id for document in documents})
 
 
+class _FoldCheck:
+    """After a commit: fold the tail (and purge tombstones) of the tenants the transaction indexed, where it grew."""
+
+    def __init__(self) -> None:
+        self.tenant_ids: set[int] = set()
+
+    def __call__(self) -> None:
+        folding.fold_when_due(self.tenant_ids)
+
+
+_registered = threading.local()
+
+
 def _fold_after_commit(tenant_ids: set[int]) -> None:
-    """Once the transaction commits, fold the tail (and purge tombstones) of tenants where it has grown."""
-    if tenant_ids:
-        transaction.on_commit(lambda: folding.fold_when_due(tenant_ids))
+    """One fold check per transaction, however many index writes it makes (an import makes one per conversation).
+
+    The check registered last is reused while it is surely still on the connection's commit list: the list is the
+    same object (Django replaces it on commit and on a savepoint's rollback) and the savepoints are the same ones (a
+    rollback of the current savepoint drops what it registered). Otherwise a new check is registered; a check too
+    many costs one tail-size query, never a missed fold.
+    """
+    if not tenant_ids:
+        return
+    last = getattr(_registered, "check", None)
+    if (
+        last is not None
+        and connection.in_atomic_block
+        and last[1] is connection.run_on_commit
+        and last[2] == set(connection.savepoint_ids)
+    ):
+        last[0].tenant_ids |= tenant_ids
+        return
+    check = _FoldCheck()
+    check.tenant_ids |= tenant_ids
+    if connection.in_atomic_block:
+        _registered.check = (check, connection.run_on_commit, set(connection.savepoint_ids))
+    transaction.on_commit(check)
 
 
 def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
