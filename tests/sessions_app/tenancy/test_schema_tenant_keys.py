@@ -222,6 +222,8 @@ def _hot_paths(world: World, client: Client, key: str) -> None:
     ):
         response = reader.get(url)
         assert response.status_code == 200, url
+    typed = reader.get("/search/?q=depl", HTTP_HX_REQUEST="true")  # search as you type: the page's partial
+    assert typed.status_code == 200
     for query in ("q=weather&conversation_id=conv-hot", "q=weather&scope=tenant"):
         response = client.get(f"/api/v1/search?{query}", HTTP_AUTHORIZATION=f"Bearer {key}")
         assert response.status_code == 200, response.content
