@@ -453,36 +453,44 @@ def _hits(ranked: list[tuple[int, float]], parsed: ParsedQuery, tenants: Sequenc
     """Provenance, redacted snippet and highlight for the returned hits only."""
     if not ranked:
         return []
-    ids = [key for key, _ in ranked]
-    fields = ("id", "entry_id", "tenant_id", "conversation_id", "run_id", "position", "role", "timestamp", "agent_name")
-    # Every read names the tenants too: rows are keyed (tenant_id, id), and partitioned by tenant.
+    # One query for the hits' provenance and text; every joined table names the tenants too (docs/SCALING.md).
     tenant_ids = [tenant.id for tenant in tenants]
-    meta = {
-        row[0]: row for row in SearchDocument.objects.filter(tenant_id__in=tenant_ids, id__in=ids).values_list(*fields)
-    }
-    entry_ids = [meta[key][1] for key in ids]
-    texts = dict(TranscriptEntry.objects.filter(tenant_id__in=tenant_ids, id__in=entry_ids).values_list("id", "text"))
-    conversations = dict(
-        Conversation.objects.filter(tenant_id__in=tenant_ids, id__in={meta[k][3] for k in ids}).values_list(
-            "id", "external_id"
-        )
+    rows = SearchDocument.objects.filter(
+        tenant_id__in=tenant_ids,
+        id__in=[key for key, _ in ranked],
+        entry__tenant_id__in=tenant_ids,
+        conversation__tenant_id__in=tenant_ids,
+        run__tenant_id__in=tenant_ids,
+    ).values_list(
+        "id",
+        "entry_id",
+        "tenant_id",
+        "conversation_id",
+        "conversation__external_id",
+        "run__run_id",
+        "position",
+        "role",
+        "timestamp",
+        "agent_name",
+        "entry__text",
     )
-    runs = dict(
-        Run.objects.filter(tenant_id__in=tenant_ids, id__in={meta[k][4] for k in ids}).values_list("id", "run_id")
-    )
+    meta = {row[0]: row for row in rows}
     rules = _rules_by_tenant(tenants)
     slugs = {t.id: t.slug for t in tenants}
     hits = []
     for key, value in ranked:
-        _, entry_id, tenant_id, conversation_pk, run_pk, position, role, timestamp, agent = meta[key]
-        snippet = make_snippet(redact(texts.get(entry_id, ""), rules[tenant_id]), parsed)
+        row = meta.get(key)
+        if row is None:
+            continue  # deleted since it was ranked
+        _, entry_id, tenant_id, conversation_pk, conversation_id, run_id, position, role, timestamp, agent, text = row
+        snippet = make_snippet(redact(text, rules[tenant_id]), parsed)
         hits.append(
             SearchHit(
                 entry_id=entry_id,
                 tenant=slugs[tenant_id],
                 conversation_pk=conversation_pk,
-                conversation_id=conversations[conversation_pk],
-                run_id=runs[run_pk],
+                conversation_id=conversation_id,
+                run_id=run_id,
                 agent=agent,
                 position=position,
                 role=role,
