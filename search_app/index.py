@@ -238,11 +238,12 @@ def reindex_conversation(conversation_id: int) -> int:
         entries = TranscriptEntry.objects.filter(
             tenant_id=owner, conversation_id=conversation_id, summary_artifact=False
         )
-        tenant_id = entries.values_list("tenant_id", flat=True).first()
         SearchDocument.objects.filter(tenant_id=owner, conversation_id=conversation_id).delete()
         documents: list[SearchDocument] = []
         batch: list[TranscriptEntry] = []
+        has_transcript = False
         for entry in entries.order_by("position").iterator(chunk_size=_CHUNK):
+            has_transcript = True
             batch.append(entry)
             if len(batch) == _CHUNK:
                 documents.extend(_documents(batch))
@@ -250,14 +251,15 @@ def reindex_conversation(conversation_id: int) -> int:
         documents.extend(_documents(batch))
         SearchDocument.objects.bulk_create(documents, batch_size=500)
         stats = {"documents": len(documents), "total_length": sum(d.length for d in documents)}
-        if tenant_id is None:
-            ConversationIndex.objects.filter(conversation_id=conversation_id).delete()
+        if not has_transcript:
+            ConversationIndex.objects.filter(tenant_id=owner, conversation_id=conversation_id).delete()
         else:
             ConversationIndex.objects.update_or_create(
+                tenant_id=owner,
                 conversation_id=conversation_id,
-                defaults={**stats, "tenant_id": tenant_id, "pending": False, "indexed_at": timezone.now()},
+                defaults={**stats, "pending": False, "indexed_at": timezone.now()},
             )
-            _fold_after_commit({tenant_id})
+            _fold_after_commit({owner})
     return len(documents)
 
 

@@ -55,20 +55,18 @@ class _Reader:
     documents are verified in is read for both.
     """
 
-    def __init__(self, tenants: Sequence[int], with_positions: bool, with_conversations: bool = False) -> None:
+    def __init__(self, tenants: Sequence[int], with_positions: bool) -> None:
         self.tenants = list(tenants)  # blocks are keyed (tenant_id, id): the tenants name their partitions
         self.with_positions = with_positions
-        self.with_conversations = with_conversations
         self.read_positions: dict[int, bytes] = {}
         self.decoded: dict[int, DecodedBlock] = {}
-        """Every block read with its conversations, to name the conversations of the documents that matched."""
+        """Every block read, with its conversations: names the matches' conversations and serves the ranking again."""
 
     def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
         # Blocks a count already decoded are not read again by the ranking that follows it.
         out: dict[int, DecodedBlock] = {key: self.decoded[key] for key in keys if key in self.decoded}
         ordered = sorted(set(keys) - out.keys())
-        columns = "conversations" if self.with_conversations else "NULL"
-        columns += ", positions" if self.with_positions else ", NULL"
+        columns = "conversations, positions" if self.with_positions else "conversations, NULL"
         with connection.cursor() as cursor:
             for start in range(0, len(ordered), _IDS_PER_QUERY):
                 chunk = ordered[start : start + _IDS_PER_QUERY]
@@ -81,8 +79,7 @@ class _Reader:
                     out[key] = decode(first, count, bytes(data), None if owners is None else bytes(owners))
                     if positions is not None:
                         self.read_positions[key] = bytes(positions)
-        if self.with_conversations:
-            self.decoded.update(out)
+        self.decoded.update(out)
         return out
 
     def conversations_of(self, keys: Sequence[int]) -> set[int]:
@@ -123,15 +120,13 @@ class _Prepared:
 
 
 def _prepare(
-    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params, counting: bool = False
+    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
 ) -> _Prepared:
     tenants = list(scope.tenant_ids)
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
     max_document = scope.max_document_id
-    reader = _Reader(
-        tenants, any(isinstance(c, Phrase) for c in query.should + query.must_not), with_conversations=counting
-    )
+    reader = _Reader(tenants, any(isinstance(c, Phrase) for c in query.should + query.must_not))
     upto = "" if max_document is None else " AND first_document <= %s"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -222,7 +217,7 @@ class BlockSearch:
     def __init__(self, query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> None:
         self.query, self.stats, self.params = query, stats, params
         self.max_document = scope.max_document_id
-        self.found = _prepare(query, scope, stats, params, counting=True) if stats.documents else None
+        self.found = _prepare(query, scope, stats, params) if stats.documents else None
         self.every: list[tuple[int, float]] | None = None
         """The whole ranking, when counting had to score every match (phrases, exclusions)."""
 

@@ -42,10 +42,9 @@ def tenant_owned_tables(cursor) -> set[str]:
     return {name for (name,) in cursor.fetchall()} - REFERENCE_TABLES
 
 
-def key_violations(cursor) -> list[str]:
-    """Primary keys, unique keys and unique indexes without tenant_id, and foreign keys between tenant-owned
-    tables that do not match tenant_id to tenant_id."""
-    owned = tenant_owned_tables(cursor)
+def constraints(cursor) -> list[tuple[str, str, str, str, list[str], list[str]]]:
+    """(table, name, kind, referenced table, columns, referenced columns) of every key and foreign key declared on
+    a table (not the copies PostgreSQL makes on each partition)."""
     cursor.execute(
         """SELECT c.conrelid::regclass::text, c.conname, c.contype, c.confrelid::regclass::text,
             ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
@@ -54,8 +53,15 @@ def key_violations(cursor) -> list[str]:
                   JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.o)
         FROM pg_constraint c WHERE c.contype IN ('p', 'u', 'f') AND c.conparentid = 0"""
     )
+    return cursor.fetchall()
+
+
+def key_violations(cursor) -> list[str]:
+    """Primary keys, unique keys and unique indexes without tenant_id, and foreign keys between tenant-owned
+    tables that do not match tenant_id to tenant_id."""
+    owned = tenant_owned_tables(cursor)
     violations = []
-    for table, name, kind, target, columns, target_columns in cursor.fetchall():
+    for table, name, kind, target, columns, target_columns in constraints(cursor):
         if table not in owned:
             continue
         if kind in "pu" and "tenant_id" not in columns:
@@ -65,7 +71,7 @@ def key_violations(cursor) -> list[str]:
             if ("tenant_id", "tenant_id") not in pairs:
                 violations.append(f"{table}.{name}: foreign key {columns} -> {target} {target_columns} crosses tenants")
     cursor.execute(
-        """SELECT t.relname, i.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x
+        """SELECT t.relname, i.relname FROM pg_index x
         JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
         WHERE x.indisunique AND NOT t.relispartition
         AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.conrelid = x.indrelid)
@@ -73,7 +79,7 @@ def key_violations(cursor) -> list[str]:
                         AND a.attnum = ANY(x.indkey))"""
     )
     violations += [
-        f"{table}.{index}: unique index without tenant_id" for table, index, _ in cursor.fetchall() if table in owned
+        f"{table}.{index}: unique index without tenant_id" for table, index in cursor.fetchall() if table in owned
     ]
     return violations
 
@@ -91,13 +97,9 @@ def test_every_relation_between_tenant_owned_tables_is_a_tenant_qualified_key():
     migration 0006 has the measurements); their rows are written with what they point to."""
     with connection.cursor() as cursor:
         owned = tenant_owned_tables(cursor)
-        cursor.execute(
-            """SELECT c.conrelid::regclass::text, c.confrelid::regclass::text,
-                ARRAY(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
-                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.o)
-            FROM pg_constraint c WHERE c.contype = 'f' AND c.conparentid = 0"""
-        )
-        keys = {(table, target, tuple(columns)) for table, target, columns in cursor.fetchall()}
+        keys = {
+            (table, target, tuple(columns)) for table, _, kind, target, columns, _ in constraints(cursor) if kind == "f"
+        }
     expected, unkeyed = set(), set()
     for model in [*apps.get_app_config("sessions_app").get_models(), *apps.get_app_config("search_app").get_models()]:
         for field in model._meta.concrete_fields:
