@@ -17,7 +17,7 @@ from django.db.models.functions import Cast, TruncDate
 
 from sessions_app.audit import gates
 from sessions_app.audit.verdict import ALL_VERDICTS, INTERRUPTED_TOOL
-from sessions_app.core.bar_charts import BarChart, days_between, stacked_bars
+from sessions_app.dashboard.bar_charts import BarChart, days_between, stacked_bars
 from sessions_app.dashboard.overview_html import percent
 from sessions_app.models import Run, Tenant, TranscriptEntry
 from sessions_app.models.audit import AuditEvent

@@ -11,7 +11,7 @@ from html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
-from sessions_app.core.bar_charts import BarChart
+from sessions_app.dashboard.bar_charts import BarChart
 
 
 def _e(text: object) -> str:

@@ -11,9 +11,9 @@ from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
 
-from sessions_app.core.timeline import ConversationTimeline, RunTimeline, Step, ToolSpan, Usage
 from sessions_app.dashboard.ids import quote_id
 from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_tone
+from sessions_app.transcripts.run_timeline import ConversationTimeline, RunTimeline, Step, ToolSpan, Usage
 
 # Step and tool-call rows shown inline, runs in timeline order; the steps of runs past it fold into a link that
 # shows them (a 1,000-step run or 200 runs of steps as rows cost more than the rest of the page).

@@ -14,7 +14,7 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
-from sessions_app.core.transcript_layout import MessageView, PartView
+from sessions_app.transcripts.transcript_layout import MessageView, PartView
 
 _BADGE_RECOVERED = (
     '<span class="badge info" title="Compaction removed this from the live history; recovered from an earlier '

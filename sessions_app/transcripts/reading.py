@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.core.serialization import join_messages
-from sessions_app.core.transcript_layout import EntryInput, Mask, MessageView, lay_out
+from model_messages.serialization import join_messages
+from sessions_app.transcripts.transcript_layout import EntryInput, Mask, MessageView, lay_out
 from sessions_app.models import Conversation, Run, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 

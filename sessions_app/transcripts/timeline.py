@@ -2,14 +2,14 @@
 
 Runs, the transcript's message facts (position, run, and `TranscriptEntry.facts`: the message's JSON without
 content, kept when the row was written) and the conversation's tool-effect ledger; the timeline itself is built
-by sessions_app.core.timeline. No message body is read or parsed.
+by sessions_app.transcripts.run_timeline. No message body is read or parsed.
 """
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from pydantic_core import from_json
 
-from sessions_app.core.timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
+from sessions_app.transcripts.run_timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 

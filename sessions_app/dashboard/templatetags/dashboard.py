@@ -4,8 +4,8 @@ from django import template
 from django.utils.safestring import SafeString
 
 from sessions_app.audit.gates import short_principal
-from sessions_app.core.bar_charts import BarChart
 from sessions_app.dashboard import overview_html
+from sessions_app.dashboard.bar_charts import BarChart
 from sessions_app.dashboard.overview import Table
 
 register = template.Library()

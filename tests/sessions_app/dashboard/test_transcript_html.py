@@ -2,8 +2,8 @@
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
-from sessions_app.core.transcript_layout import EntryInput, lay_out
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
+from sessions_app.transcripts.transcript_layout import EntryInput, lay_out
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="steal()">'
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sessions_app.core.serialization import iso_datetime
+from model_messages.serialization import iso_datetime
 
 MAX_DEPTH = 6  # deeper runs are drawn at this indent (the tree itself is kept)
 

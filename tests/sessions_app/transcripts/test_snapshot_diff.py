@@ -1,6 +1,6 @@
 """The difference between consecutive snapshots (pure): growth, compaction removals and summaries."""
 
-from sessions_app.core.snapshot_diff import DiffMessage, diff_snapshots
+from sessions_app.transcripts.snapshot_diff import DiffMessage, diff_snapshots
 
 
 def _m(h: str, summary: bool = False) -> DiffMessage:

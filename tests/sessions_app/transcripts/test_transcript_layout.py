@@ -2,7 +2,7 @@
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
-from sessions_app.core.transcript_layout import EntryInput, lay_out
+from sessions_app.transcripts.transcript_layout import EntryInput, lay_out
 
 
 def _entries(*messages) -> list[EntryInput]:

@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from sessions_app.core.bar_charts import HEIGHT, WIDTH, days_between, nice_ceiling, stacked_bars
+from sessions_app.dashboard.bar_charts import HEIGHT, WIDTH, days_between, nice_ceiling, stacked_bars
 
 
 def test_days_between_includes_both_ends_and_is_empty_when_reversed():

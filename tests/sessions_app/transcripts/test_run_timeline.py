@@ -14,8 +14,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from sessions_app.core.timeline import EffectFacts, RunFacts, build_timeline
 from sessions_app.dashboard.timeline_html import span_label
+from sessions_app.transcripts.run_timeline import EffectFacts, RunFacts, build_timeline
 
 T0 = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)
 
