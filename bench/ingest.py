@@ -482,7 +482,7 @@ def bench_big_snapshot(args: argparse.Namespace) -> None:
         refused = None
     except IngestError as error:
         refused = error.message
-    from sessions_app.core.serialization import dump_message
+    from model_messages.serialization import dump_message
 
     under = history(limit)
     stored = tuple(dump_message(m) for m in under)

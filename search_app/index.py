@@ -32,12 +32,12 @@ from django.db import connection, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
+from model_messages.rendering import message_text
+from model_messages.serialization import load_message
 from search_app import folding
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.redaction import Pattern, compile_rules, redact
 from search_app.tokenize import index_terms
-from sessions_app.core.rendering import message_text
-from sessions_app.core.serialization import load_message
 from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
 
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")

@@ -23,7 +23,7 @@ from pydantic_ai_harness.step_persistence import (
     ToolEffectRecord,
 )
 
-from sessions_app.core.serialization import messages_conversation_id
+from model_messages.serialization import messages_conversation_id
 
 
 class SessiondeskError(RuntimeError):

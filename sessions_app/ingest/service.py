@@ -15,10 +15,10 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
 from sessions_app.core.recovery import message_hash
-from sessions_app.core.serialization import dump_message
 from sessions_app.ingest.payloads import (
     IngestError,
     SnapshotPayload,

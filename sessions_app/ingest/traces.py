@@ -9,7 +9,7 @@ the bare content its trace carries.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sessions_app.core.serialization import load_message
+from model_messages.serialization import load_message
 from sessions_app.ingest.otlp import DecodedExport, KnownMessages, snapshot_data, validate
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
 from sessions_app.ingest.service import IngestResult, ingest_snapshots

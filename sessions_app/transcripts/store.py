@@ -19,6 +19,8 @@ from django.db import connection, transaction
 from django.db.models import F, QuerySet
 from pydantic_ai.messages import ModelMessage
 
+from model_messages.rendering import message_role, message_text
+from model_messages.serialization import dump_message, load_message, sha256_text
 from search_app import index
 from sessions_app.core.message_facts import message_facts
 from sessions_app.core.recovery import (
@@ -30,8 +32,6 @@ from sessions_app.core.recovery import (
     message_hash,
     run_order,
 )
-from sessions_app.core.rendering import message_role, message_text
-from sessions_app.core.serialization import dump_message, load_message, sha256_text
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 
 SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapshots in recovery order

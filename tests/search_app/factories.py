@@ -15,9 +15,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from model_messages.rendering import message_role, message_text
+from model_messages.serialization import dump_message, sha256_text
 from search_app import index
-from sessions_app.core.rendering import message_role, message_text
-from sessions_app.core.serialization import dump_message, sha256_text
 from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
 
 _counter = itertools.count(1)

@@ -15,10 +15,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_harness.compaction import SlidingWindowCompaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
+from model_messages.rendering import message_text
 from search_app.agent_tools import InProcessSearchClient
 from search_app.service import run_search
 from sessions_app.client.search import SessiondeskSearch
-from sessions_app.core.rendering import message_text
 from sessions_app.demo.scenarios import store_as_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots

@@ -3,7 +3,7 @@
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
 
-from sessions_app.core.rendering import message_text
+from model_messages.rendering import message_text
 from tests.sessions_app.core.recovery_cases import case, hashes, last_complete
 
 UNCOMPACTED = ["plain_tools", "orphan_tool_result", "credentials"]

@@ -102,7 +102,7 @@ def test_one_message_of_every_kind_renders(world, as_role):
 
 
 def test_a_textcontent_summary_counts_as_text_for_search_and_diffs():
-    from sessions_app.core.rendering import message_text
+    from model_messages.rendering import message_text
 
     message = ModelRequest(parts=[UserPromptPart([TextContent("the summary")])])
     assert message_text(message) == "the summary"
