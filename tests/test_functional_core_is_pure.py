@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "sessions_app.core.api_input",
     "sessions_app.core.input_errors",
-    "sessions_app.core.message_facts",
-    "sessions_app.core.recovery",
+    "sessions_app.transcripts.message_facts",
+    "sessions_app.transcripts.recovery.fold",
     "model_messages.rendering",
     "model_messages.serialization",
     "sessions_app.transcripts.run_timeline",
@@ -67,7 +67,7 @@ def test_a_core_module_imports_without_django(module):
 
 
 def test_recovery_needs_not_even_the_harness():
-    result = import_with_blocked("sessions_app.core.recovery", ("django", "pydantic_ai_harness"))
+    result = import_with_blocked("sessions_app.transcripts.recovery.fold", ("django", "pydantic_ai_harness"))
     assert result.returncode == 0, result.stderr
 
 

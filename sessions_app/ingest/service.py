@@ -18,7 +18,6 @@ from django.utils import timezone
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
-from sessions_app.core.recovery import message_hash
 from sessions_app.ingest.payloads import (
     IngestError,
     SnapshotPayload,
@@ -38,6 +37,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
+from sessions_app.transcripts.recovery.fold import message_hash
 from sessions_app.transcripts.store import NewSnapshot, store_messages, update_transcript
 
 logger = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ import json
 
 from django.db import migrations, models
 
-from sessions_app.core.message_facts import facts_from_json
+from sessions_app.transcripts.message_facts import facts_from_json
 
 
 def fill_facts(apps, schema_editor):

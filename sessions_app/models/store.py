@@ -198,7 +198,7 @@ class TranscriptEntry(models.Model):
     timestamp = models.DateTimeField(null=True, blank=True)
     recovered_from_compaction = models.BooleanField(default=False)
     summary_artifact = models.BooleanField(default=False)
-    # sessions_app.core.message_facts: kind, time, model, usage and parts without content, for timelines.
+    # sessions_app.transcripts.message_facts: kind, time, model, usage and parts without content, for timelines.
     facts = models.JSONField(default=dict)
 
     class Meta:

@@ -1,6 +1,6 @@
 """Keeping a conversation's recovered transcript; deleting conversations with their index.
 
-The ORM edge around `sessions_app.core.recovery`. A snapshot that comes next in recovery order (a later step of the
+The ORM edge around `sessions_app.transcripts.recovery.fold`. A snapshot that comes next in recovery order (a later step of the
 conversation's last run, or a run starting after every other) is folded into the conversation's recovery kept in
 this process, and only the rows it changed are written: the cost follows the new snapshot, not the history.
 Anything else (the first snapshot this process sees of a conversation, a late step, a run that starts earlier
@@ -22,8 +22,9 @@ from pydantic_ai.messages import ModelMessage
 from model_messages.rendering import message_role, message_text
 from model_messages.serialization import dump_message, load_message, sha256_text
 from search_app import index
-from sessions_app.core.message_facts import message_facts
-from sessions_app.core.recovery import (
+from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
+from sessions_app.transcripts.message_facts import message_facts
+from sessions_app.transcripts.recovery.fold import (
     FoldChange,
     RecoveredMessage,
     RecoveryFold,
@@ -32,7 +33,6 @@ from sessions_app.core.recovery import (
     message_hash,
     run_order,
 )
-from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 
 SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapshots in recovery order
 

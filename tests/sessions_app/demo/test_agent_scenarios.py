@@ -4,11 +4,11 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, SqliteStepStore
 
-from sessions_app.core.recovery import recover_conversation, transcript_only
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
 from sessions_app.demo.plans import generate_conversations
 from sessions_app.demo.scenarios import demo_payloads, store_as_payloads
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store
-from tests.sessions_app.core.recovery_cases import hashes
+from tests.sessions_app.transcripts.recovery.recovery_cases import hashes
 
 PAYLOAD_KEYS = {"conversation_id", "run_id", "agent", "parent_run_id", "step", "state", "messages"}
 

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai_harness.conversation_search import _source as harness_source
 
-from sessions_app.core.recovery import (
+from sessions_app.transcripts.recovery.fold import (
     SUMMARY_METADATA_KEY,
     is_summary_artifact,
     message_hash,
@@ -23,7 +23,7 @@ from sessions_app.core.recovery import (
     tail_blocks,
     without_summary_artifacts,
 )
-from tests.sessions_app.core.recovery_cases import case, hashes
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes
 
 WHEN = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 

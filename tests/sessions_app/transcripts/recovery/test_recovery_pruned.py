@@ -2,8 +2,8 @@
 
 from dataclasses import replace
 
-from sessions_app.core.recovery import recover_conversation, transcript_only
-from tests.sessions_app.core.recovery_cases import case, hashes, last_complete
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, last_complete
 
 
 def surviving(name: str) -> list[str]:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from sessions_app.core.recovery import message_hash
-from tests.sessions_app.core.recovery_cases import case
+from sessions_app.transcripts.recovery.fold import message_hash
+from tests.sessions_app.transcripts.recovery.recovery_cases import case
 
 
 @pytest.mark.parametrize("name", ["plain_tools", "sliding_window", "threaded_runs"])

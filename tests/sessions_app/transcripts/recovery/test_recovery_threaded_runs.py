@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from sessions_app.core.recovery import recover_conversation, transcript_only
-from tests.sessions_app.core.recovery_cases import case, hashes, reference_record_length
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, reference_record_length
 
 THREADED = ["threaded_runs", "threaded_summarizing", "repeated_prompts", "forked_run", "multilingual"]
 

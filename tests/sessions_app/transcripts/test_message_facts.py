@@ -5,7 +5,7 @@ import json
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.core.message_facts import facts_from_json, message_facts
+from sessions_app.transcripts.message_facts import facts_from_json, message_facts
 from tests.agents import weather_messages
 
 

@@ -4,9 +4,9 @@ results, repeated byte-identical prompts and answers) recover exactly to their u
 import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.core.recovery import recover_conversation, transcript_only
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
 from tests.scenarios import run_plan, runs_from_store, stress_plan
-from tests.sessions_app.core.recovery_cases import hashes
+from tests.sessions_app.transcripts.recovery.recovery_cases import hashes
 
 # 180 once recovered an identical answer from an earlier run as the kept tail and doubled a run.
 SEEDS = [*range(16), 180]

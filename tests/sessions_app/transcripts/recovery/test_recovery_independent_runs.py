@@ -4,9 +4,9 @@ new run does not grow with every earlier run's history."""
 
 from datetime import UTC, datetime, timedelta
 
-from sessions_app.core.recovery import RunInput, SnapshotInput, recover_conversation
+from sessions_app.transcripts.recovery.fold import RunInput, SnapshotInput, recover_conversation
 from tests.agents import weather_messages
-from tests.sessions_app.core.recovery_cases import hashes
+from tests.sessions_app.transcripts.recovery.recovery_cases import hashes
 
 
 def independent_runs(count: int) -> tuple[list[RunInput], list]:

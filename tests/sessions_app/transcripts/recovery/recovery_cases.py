@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.core.recovery import (
+from sessions_app.transcripts.recovery.fold import (
     RecoveredMessage,
     RunInput,
     message_hash,

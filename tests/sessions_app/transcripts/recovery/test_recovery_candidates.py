@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
+from sessions_app.transcripts.recovery import fold as recovery
+from sessions_app.transcripts.recovery.fold import RecoveryFold, RunInput, run_order
 from model_messages.serialization import dump_message
-from sessions_app.core import recovery
-from sessions_app.core.recovery import RecoveryFold, RunInput, run_order
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
-from tests.sessions_app.core.test_recovery_independent_runs import independent_runs
+from tests.sessions_app.transcripts.recovery.test_recovery_independent_runs import independent_runs
 
 
 def folded(runs: list[RunInput], filter_candidates: bool) -> list[tuple[str, str, bool, bool]]:

@@ -6,9 +6,9 @@ twin) holds it and the compacted run's last complete snapshot no longer does.
 
 import pytest
 
-from sessions_app.core.recovery import message_hash
+from sessions_app.transcripts.recovery.fold import message_hash
 from tests.scenarios import SCENARIO_NAMES
-from tests.sessions_app.core.recovery_cases import case, hashes, last_complete, survives_in
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, last_complete, survives_in
 
 COMPACTING = [
     name for name in SCENARIO_NAMES if name not in ("plain_tools", "orphan_tool_result", "credentials", "pruned_store")

@@ -5,7 +5,7 @@ on 300 generated stress conversations."""
 import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.core.recovery import RecoveryFold, RunInput, recover_conversation, run_order
+from sessions_app.transcripts.recovery.fold import RecoveryFold, RunInput, recover_conversation, run_order
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
 
 Row = tuple[int, str, bool, bool]  # (message object id, run id, recovered from compaction, summary artifact)

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
-from sessions_app.core.recovery import recover_conversation, transcript_only
-from tests.sessions_app.core.recovery_cases import case, hashes
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes
 
 
 def tool_calls(messages) -> list[str]:

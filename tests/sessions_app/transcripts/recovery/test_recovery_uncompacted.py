@@ -4,7 +4,7 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
 
 from model_messages.rendering import message_text
-from tests.sessions_app.core.recovery_cases import case, hashes, last_complete
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, last_complete
 
 UNCOMPACTED = ["plain_tools", "orphan_tool_result", "credentials"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.sessions_app.core.recovery_cases import case, hashes, reference_record_length
+from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, reference_record_length
 
 SCENARIOS = ["sliding_window", "sliding_window_no_first"]
 
