@@ -72,9 +72,9 @@ test-postgres:
 lint: install
 	$(VPY) -m ruff check .
 
-# mypy with django-stubs; configured in pyproject.toml ([tool.mypy]: strict on the pure functional core).
+# mypy --strict with django-stubs over all product code: the packages are listed in pyproject.toml [tool.mypy] files.
 typecheck: install
-	$(VPY) -m mypy sessions_app search_app
+	$(VPY) -m mypy --strict
 
 bench: install
 	$(VPY) bench/ingest.py

@@ -178,7 +178,7 @@ SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "search_app.log_filter.RedactingFilter"}},
+    "filters": {"redact": {"()": "masking.log_filter.RedactingFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

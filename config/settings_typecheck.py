@@ -5,4 +5,4 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "typecheck-only-placeholder")
 
-from config.settings import *  # noqa: E402,F403
+from config.settings import *  # noqa: F403

@@ -10,7 +10,7 @@ What is indexed: the text of each transcript message (user, assistant, tool call
 rendered without reasoning, media, and the search tools' own calls and results, so past searches never crowd
 out what they were looking for. Summary artifacts are not transcript messages and are not indexed.
 
-Masked means unsearchable: the text is redacted (search_app.redaction: the built-in credential shapes and the
+Masked means unsearchable: the text is redacted (masking: the built-in credential shapes and the
 tenant's own patterns) before it is tokenized, so no word, prefix or phrase of a masked value is ever in the
 index. A tenant whose patterns do not compile gets nothing indexed (fail closed) until they are fixed. Changing a
 tenant's patterns (`tenant_patterns_changed`) marks every conversation of the tenant pending in the same
@@ -32,11 +32,11 @@ from django.db import connection, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
+from masking import Pattern, compile_rules, redact
 from model_messages.rendering import message_text
 from model_messages.serialization import load_message
 from search_app import folding
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.redaction import Pattern, compile_rules, redact
 from search_app.tokenize import index_terms
 from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
 

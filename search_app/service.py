@@ -18,6 +18,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Count, Max, Sum
 
+from masking import compile_rules, redact
 from search_app import bm25, paging
 from search_app.backends import Filters, Lookup, Scope, backend_for_connection
 from search_app.backends.base import fetch_candidates, json_member, scope_sql
@@ -28,7 +29,6 @@ from search_app.errors import NEEDS_CONVERSATION, NEEDS_RUN, NotFound, SearchErr
 from search_app.index import pending_in
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.query import ParsedQuery, QueryError, QueryFilters, parse_query
-from search_app.redaction import compile_rules, redact
 from search_app.snippets import make_snippet
 from sessions_app.models import Conversation, MessageRole, Run, Tenant, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from search_app import redaction
+from masking import compile_rules
 from sessions_app.audit.listing import EventFilters
 from sessions_app.audit.run_verdicts import verdict_choices
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
@@ -126,7 +126,7 @@ class RedactionPatternsForm(forms.Form):
     def clean_patterns(self) -> list[str]:
         lines = [line.strip() for line in self.cleaned_data["patterns"].splitlines() if line.strip()]
         try:
-            redaction.compile_rules(lines)  # the same compiler masking uses, so what saves also masks
+            compile_rules(lines)  # the same compiler masking uses, so what saves also masks
         except ValueError as error:
             raise forms.ValidationError(str(error)) from None
         return lines

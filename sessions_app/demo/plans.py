@@ -99,7 +99,7 @@ def generate_conversations(
     Topics in English, German/French, Vietnamese and Chinese; 0 to 5 tool calls a run; compaction on about
     half; the first plans include an interrupted tool call, an orphan tool result and leaked credentials.
     """
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311  # demo data must be reproducible from a seed, not unpredictable
     kinds: tuple[CompactionKind | None, ...] = (
         None,
         "sliding_window",

@@ -6,8 +6,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from masking import compile_rules
 from search_app import index as search_index
-from search_app import redaction
 from sessions_app.audit import records as audit_records
 from sessions_app.audit.records import record
 from sessions_app.models import Invitation, Membership, Role, Tenant
@@ -115,7 +115,7 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> Non
     """Save the patterns; the tenant's search index is rebuilt under them in the background, and until then its
     conversations are out of search (masked means unsearchable, also for text indexed before the change)."""
     try:
-        redaction.compile_rules(patterns)
+        compile_rules(patterns)
     except ValueError as error:
         raise AdminError(str(error)) from None
     with transaction.atomic():

@@ -19,7 +19,7 @@ from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.tenancy.scoping import scoped
 
 DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
-DEMO_PASSWORD = "sessiondesk-demo"
+DEMO_PASSWORD = "sessiondesk-demo"  # noqa: S105  # the demo's sign-in, printed by this command: not a secret
 
 
 def _with_orphan_result(payload: dict) -> SnapshotPayload:

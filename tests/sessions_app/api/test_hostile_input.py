@@ -206,7 +206,7 @@ def test_an_unhandled_api_error_is_a_500_json_that_shows_nothing(client, key, mo
 def test_logs_never_carry_keys_or_passwords():
     import logging
 
-    from search_app.log_filter import RedactingFilter
+    from masking.log_filter import RedactingFilter
 
     record = logging.LogRecord("x", logging.ERROR, __file__, 1, "connect %s with %s", (
         "postgres://app:hunter2-password@db/prod", "Bearer sdk_s_abcdefghijklmnop1234"), None)

@@ -1,54 +1,30 @@
-"""Every credential shape the detectors know is masked wherever text leaves the server: search snippets, the
-context API, the support role's transcript page and the Markdown export. Tenant patterns run on RE2."""
+"""Every credential shape the detectors know (tests/masking/shapes.py) is masked wherever text leaves the server:
+search snippets, the context API, the support role's transcript page and the Markdown export. A tenant pattern RE2
+cannot run is a form error, and one that would backtrack does not slow a page."""
 
 import json
 import time
 
 import pytest
 
-from search_app.redaction import compile_rules, redact
 from search_app.service import read_context, run_search
 from sessions_app.transcripts.export import export_conversation
+from tests.masking.shapes import SHAPES
 from tests.search_app.factories import add_messages, make_run, tool_result
-
-SHAPES = {
-    "stripe": ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
-    "stripe restricted": ("rk_live_51HxyzABCDEF0123456789ab", "51HxyzABCDEF0123456789ab"),
-    "aws": ("AKIAIOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE"),
-    "github": ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijklmnopqrstuvwxyz0123456789"),
-    "gitlab": ("glpat-xxYYzz0123456789abcd", "xxYYzz0123456789abcd"),
-    "slack": ("xoxb-123456789012-abcdefghijkl", "123456789012-abcdefghijkl"),
-    "jwt": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "dozjgNryP4J3jVmNHl0w5N"),
-    "url userinfo": ("postgres://app:s3cretPassw0rd@db.internal:5432/prod", "s3cretPassw0rd"),
-    "pem": ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAzzz\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAK"),
-    "password assignment": ("password=correct-horse-battery", "correct-horse-battery"),
-    "secret assignment": ("secret=tr0ub4dor-and-3", "tr0ub4dor-and-3"),
-    "token assignment": ("token=abcDEF123456ghi", "abcDEF123456ghi"),
-}
-
-
-@pytest.mark.parametrize("name", SHAPES)
-def test_each_shape_is_masked_by_the_detectors(name):
-    text, secret = SHAPES[name]
-    assert secret not in redact(f"the value is {text} ok")
-
-
-def test_a_url_keeps_its_user_and_host():
-    assert redact("postgres://app:pw1234@db:5432/x") == "postgres://app:***@db:5432/x"
 
 
 @pytest.fixture
 def leaky(world):
     run = make_run(world.quiet, "r-leaky")
-    lines = "\n".join(f"{name}: {text}" for name, (text, _) in SHAPES.items())
+    lines = "\n".join(f"{shape.name}: {shape.text}" for shape in SHAPES)
     add_messages(run, ["where are the credentials?", tool_result("env", f"credentials dump\n{lines}")])
     world.quiet.refresh_from_db()
     return world
 
 
 def _assert_no_secret(text):
-    for name, (_, secret) in SHAPES.items():
-        assert secret not in text, name
+    for shape in SHAPES:
+        assert shape.secret not in text, shape.name
 
 
 def test_no_shape_leaves_through_snippets_context_transcript_or_markdown(leaky, as_role):
@@ -82,14 +58,6 @@ def test_a_pattern_re2_cannot_run_is_a_form_error_and_nothing_is_saved(world, as
     assert message in response.content.decode()
     world.acme.refresh_from_db()
     assert pattern not in (world.acme.redaction_patterns or [])
-
-
-def test_a_catastrophic_pattern_runs_in_linear_time():
-    rules = compile_rules([r"(a+)+$"])
-    started = time.monotonic()
-    masked = redact("a" * 5000 + "!", rules)
-    assert time.monotonic() - started < 0.5
-    assert masked.endswith("!")
 
 
 def test_a_catastrophic_pattern_saved_by_an_admin_does_not_slow_a_page(world, as_role):

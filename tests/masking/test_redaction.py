@@ -2,7 +2,7 @@
 
 import unittest
 
-from search_app.redaction import compile_rules, redact
+from masking import compile_rules, redact
 
 
 class RedactionTest(unittest.TestCase):

@@ -2,10 +2,12 @@
 
 import logging
 
-from search_app.redaction import redact
+from masking.detectors import redact
 
 
 class RedactingFilter(logging.Filter):
+    """Rewrites each record in place with its message, arguments and traceback masked; drops no record."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = redact(record.getMessage())
         record.args = None
