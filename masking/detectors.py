@@ -2,7 +2,7 @@
 
 A masked key keeps its public prefix (so a reader can tell a GitHub token from an OpenAI key) and nothing of its
 secret part. A new credential shape is one `Detector` row here (or one entry of `PREFIXES` for a provider key that
-starts with a public prefix) plus its case in tests/masking/test_detectors.py.
+starts with a public prefix) plus its example in tests/masking/shapes.py, which the tests require.
 """
 
 import re
@@ -15,7 +15,7 @@ MASK = "***"
 
 # Provider API keys by their public prefix, as regex fragments. `_PREFIXED` and its hint are both built from this.
 PREFIXES = (
-    r"sk-",  # OpenAI
+    r"sk-",  # OpenAI-style (also Anthropic sk-ant-)
     r"[sr]k_(?:live|test)_",  # Stripe secret and restricted keys
     r"gh[pousr]_",  # GitHub tokens
     r"github_pat_",  # GitHub fine-grained tokens
@@ -68,70 +68,46 @@ def _mask_pem(match: re.Match[str]) -> str:
     return f"{match.group(1)}{MASK}-----END {kind}PRIVATE KEY-----"
 
 
+_PEM = re.compile(
+    r"(-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY-----).*?(?:-----END (?P=kind)PRIVATE KEY-----|\Z)", re.DOTALL
+)
+
+# Prefixed keys: the prefix is public, what follows is the secret.
+_PREFIXED = re.compile(rf"(?<![A-Za-z0-9])(?P<prefix>{_PREFIX})(?P<secret>[A-Za-z0-9_\-]{{12,}})")
+
+# `scheme://user:password@host`: the password goes, the user and host stay.
+_URL_USERINFO = re.compile(r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)(?P<secret>[^\s/@]+)@")
+
+# A JWT: header.payload.signature, each base64url; the header always starts `eyJ`.
+_JWT = re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]+")
+
+# AWS access key ids: the 4-letter kind is public, the 16 characters after it are not.
+_AWS_KEY = re.compile(r"(?<![A-Z0-9])(?P<prefix>AKIA|ASIA|AGPA|AIDA|AROA)(?P<secret>[A-Z0-9]{16})(?![A-Z0-9])")
+
+_AUTHORIZATION = re.compile(r"(?i)\b(?P<keep>(?:bearer|basic|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)")
+
+# `"password": "hunter2"`, `token='abc'`, `SECRET = "x y"`: a quoted value, masked whole.
+_QUOTED_ASSIGNMENT = re.compile(
+    rf"(?i)(?P<keep>(?<![A-Za-z0-9])[\"']?{_CREDENTIAL_KEY}[\"']?\s*[:=]\s*(?P<quote>[\"']))"
+    r"(?P<secret>[^\"'\n]+)(?P=quote)"
+)
+
+# `password=hunter2`, `GITHUB_TOKEN: abc`, `--api-key abc`, `--token=abc`: an unquoted value up to a delimiter.
+_BARE_ASSIGNMENT = re.compile(
+    rf"(?i)(?P<keep>(?<![A-Za-z0-9])(?:{_CREDENTIAL_KEY}\s*[:=]\s*|--{_CREDENTIAL_KEY}(?:=|\s+)))"
+    r"(?P<secret>[^\s\"',;&}\]\)]+)"
+)
+
+# The table, in the order the rows run. The literal hints are substrings every match contains.
 DETECTORS: tuple[Detector, ...] = (
-    Detector(
-        "pem private key",
-        "PRIVATE KEY-----",
-        re.compile(
-            r"(-----BEGIN (?P<kind>[A-Z0-9 ]*?)PRIVATE KEY-----).*?(?:-----END (?P=kind)PRIVATE KEY-----|\Z)",
-            re.DOTALL,
-        ),
-        _mask_pem,
-    ),
-    # The prefix is public, what follows is the secret.
-    Detector(
-        "prefixed key",
-        re.compile(_PREFIX),
-        re.compile(rf"(?<![A-Za-z0-9])(?P<prefix>{_PREFIX})(?P<secret>[A-Za-z0-9_\-]{{12,}})"),
-        _mask_group,
-    ),
-    # `scheme://user:password@host`: the password goes, the user and host stay.
-    Detector(
-        "url userinfo",
-        "://",
-        re.compile(r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)(?P<secret>[^\s/@]+)@"),
-        _mask_group,
-    ),
-    # header.payload.signature, each base64url; the header always starts `eyJ`.
-    Detector(
-        "jwt",
-        "eyJ",
-        re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]+"),
-        MASK,
-    ),
-    # AWS access key ids: the 4-letter kind is public, the 16 characters after it are not.
-    Detector(
-        "aws access key id",
-        "A",
-        re.compile(r"(?<![A-Z0-9])(?P<prefix>AKIA|ASIA|AGPA|AIDA|AROA)(?P<secret>[A-Z0-9]{16})(?![A-Z0-9])"),
-        _mask_group,
-    ),
-    Detector(
-        "authorization value",
-        _CREDENTIAL_HINT,
-        re.compile(r"(?i)\b(?P<keep>(?:bearer|basic|token)\s+)(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)"),
-        _mask_group,
-    ),
-    # `"password": "hunter2"`, `token='abc'`, `SECRET = "x y"`: a quoted value, masked whole.
-    Detector(
-        "quoted assignment",
-        _CREDENTIAL_HINT,
-        re.compile(
-            rf"(?i)(?P<keep>(?<![A-Za-z0-9])[\"']?{_CREDENTIAL_KEY}[\"']?\s*[:=]\s*(?P<quote>[\"']))"
-            r"(?P<secret>[^\"'\n]+)(?P=quote)"
-        ),
-        _mask_group,
-    ),
-    # `password=hunter2`, `GITHUB_TOKEN: abc`, `--api-key abc`, `--token=abc`: an unquoted value up to a delimiter.
-    Detector(
-        "bare assignment",
-        _CREDENTIAL_HINT,
-        re.compile(
-            rf"(?i)(?P<keep>(?<![A-Za-z0-9])(?:{_CREDENTIAL_KEY}\s*[:=]\s*|--{_CREDENTIAL_KEY}(?:=|\s+)))"
-            r"(?P<secret>[^\s\"',;&}\]\)]+)"
-        ),
-        _mask_group,
-    ),
+    Detector("pem private key", "PRIVATE KEY-----", _PEM, _mask_pem),
+    Detector("prefixed key", re.compile(_PREFIX), _PREFIXED, _mask_group),
+    Detector("url userinfo", "://", _URL_USERINFO, _mask_group),
+    Detector("jwt", "eyJ", _JWT, MASK),
+    Detector("aws access key id", "A", _AWS_KEY, _mask_group),
+    Detector("authorization value", _CREDENTIAL_HINT, _AUTHORIZATION, _mask_group),
+    Detector("quoted assignment", _CREDENTIAL_HINT, _QUOTED_ASSIGNMENT, _mask_group),
+    Detector("bare assignment", _CREDENTIAL_HINT, _BARE_ASSIGNMENT, _mask_group),
 )
 
 
