@@ -1,11 +1,18 @@
 """Every dashboard URL with the lowest role allowed to use it, for the role and cross-tenant matrices."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sessions_app.audit.service import add_wait
+from django.test import Client
+
+from sessions_app.audit.evidence import add_wait
 from sessions_app.dashboard.ids import quote_id
-from sessions_app.models import Membership, Run, Snapshot, Tenant
+from sessions_app.models import Conversation, Membership, Run, Snapshot, Tenant
+from sessions_app.tenancy.administration import create_invitation
 from sessions_app.tenancy.api_keys import create_api_key
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse
 
 MATRIX_TOKEN = "matrix-resume-token-0123456789"
 
@@ -19,12 +26,14 @@ class Page:
     data: tuple[tuple[str, str], ...] = ()
 
 
-def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
+def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
     """The tenant's pages, object URLs pointing at `conversation` (and its first run, snapshot, member, key)."""
     run = Run.objects.filter(tenant=tenant, conversation=conversation).order_by("started_at", "pk").first()
     snapshot = Snapshot.objects.filter(tenant=tenant, run=run).order_by("seq").first()
     member = Membership.objects.filter(tenant=tenant).order_by("pk").first()
+    assert run is not None and snapshot is not None and member is not None
     key, _ = create_api_key(tenant, "server", "matrix")
+    invitation, _ = create_invitation(tenant, "support", "matrix", actor=member.user)
     add_wait(
         tenant,
         {
@@ -41,6 +50,11 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
         Page("conversation", f"/c/{c}/", "GET", "support"),
         Page("transcript window", f"/c/{c}/?start=0", "GET", "support"),
         Page("search", "/search/?q=flag", "GET", "support"),
+        Page("overview", "/overview/", "GET", "support"),
+        Page("timeline", f"/c/{c}/timeline", "GET", "support"),
+        Page("run", f"/r/{r}/", "GET", "support"),
+        Page("legacy conversation url", f"/conversations/{conversation.pk}/", "GET", "support"),
+        Page("legacy run url", f"/runs/{run.pk}/", "GET", "support"),
         Page("snapshots", f"/r/{r}/snapshots/", "GET", "operator"),
         Page("snapshot diff", f"/r/{r}/snapshots/{snapshot.seq}/diff", "GET", "operator"),
         Page("receipts", f"/r/{r}/receipts/", "GET", "operator"),
@@ -70,6 +84,7 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
         Page("export conversation", f"/c/{c}/export?format=json", "GET", "admin"),
         Page("reveal", f"/c/{c}/reveal/2", "POST", "admin"),
         Page("members", "/settings/members/", "GET", "admin"),
+        Page("withdraw invitation", f"/settings/invitations/{invitation.pk}/withdraw", "POST", "admin"),
         Page("member role", f"/settings/members/{member.pk}/role", "POST", "admin", (("role", "admin"),)),
         Page("member remove", f"/settings/members/{member.pk}/remove", "POST", "admin"),
         Page("api keys", "/settings/api-keys/", "GET", "admin"),
@@ -82,6 +97,10 @@ def tenant_pages(tenant: Tenant, conversation) -> list[Page]:
 OBJECT_PAGES = {
     "conversation",
     "transcript window",
+    "timeline",
+    "run",
+    "legacy conversation url",
+    "legacy run url",
     "snapshots",
     "snapshot diff",
     "receipts",
@@ -93,6 +112,7 @@ OBJECT_PAGES = {
     "re-index",
     "export conversation",
     "reveal",
+    "withdraw invitation",
     "member role",
     "member remove",
     "api key revoke",
@@ -101,7 +121,7 @@ OBJECT_PAGES = {
 RANK = {"support": 1, "operator": 2, "admin": 3}
 
 
-def request(client, page: Page):
+def request(client: Client, page: Page) -> "TestResponse":
     if page.method == "POST":
         return client.post(page.url, dict(page.data))
     return client.get(page.url)
