@@ -1,34 +1,34 @@
-"""Audit endpoints under /api/v1/: receipts, waits, prompt contracts in; a run's audit out.
+"""Audit endpoints under /api/v1/: receipts, waits, prompt contracts and conversation merges in; a run's audit out.
 
-Writing audit records takes a `server` API key: a client (a browser) could otherwise forge the very receipt
-or contract that makes a history look fit to replay.
+Writing audit records takes a `server` API key: a client (a browser) could otherwise forge the very receipt,
+contract or merge that makes a history look fit to replay. Refused input answers through `api_key_required`.
 """
 
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET, require_POST
+from pydantic import BaseModel, ConfigDict
 
-from sessions_app.api.auth import ApiRequest, api_error, api_key_required
+from sessions_app.api.auth import ApiRequest, api_key_required, key_actor
 from sessions_app.api.body import json_body
-from sessions_app.audit import service
+from sessions_app.audit import evidence, service
 from sessions_app.audit.inputs import AuditInputError
+from sessions_app.core.api_input import Identifier, validate_model
 from sessions_app.models import Source
 
-SERVER_KEY_REQUIRED = "This endpoint needs a server API key; client keys cannot write audit records."
 
+class MergeInput(BaseModel):
+    """POST /api/v1/merges: the messages of `merged_conversation_id` belong to `conversation_id`."""
 
-def _is_server(request: ApiRequest) -> bool:
-    return request.api_key.kind == Source.SERVER
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    conversation_id: Identifier
+    merged_conversation_id: Identifier
 
 
 @require_POST
-@api_key_required
+@api_key_required(kind=Source.SERVER)
 def post_receipt(request: ApiRequest) -> JsonResponse:
-    if not _is_server(request):
-        return api_error(403, SERVER_KEY_REQUIRED)
-    try:
-        receipt, report = service.add_receipt(request.tenant, json_body(request))
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
+    receipt, report = evidence.add_receipt(request.tenant, json_body(request))
     return JsonResponse(
         {
             "receipt_id": receipt.id,
@@ -42,14 +42,9 @@ def post_receipt(request: ApiRequest) -> JsonResponse:
 
 
 @require_POST
-@api_key_required
+@api_key_required(kind=Source.SERVER)
 def post_wait(request: ApiRequest) -> JsonResponse:
-    if not _is_server(request):
-        return api_error(403, SERVER_KEY_REQUIRED)
-    try:
-        wait, generated_token, report = service.add_wait(request.tenant, json_body(request))
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
+    wait, generated_token, report = evidence.add_wait(request.tenant, json_body(request))
     body = {
         "wait_id": wait.id,
         "run_id": report.run_id,
@@ -63,17 +58,10 @@ def post_wait(request: ApiRequest) -> JsonResponse:
 
 
 @require_POST
-@api_key_required
+@api_key_required(kind=Source.SERVER)
 def post_wait_resolution(request: ApiRequest) -> JsonResponse:
     """Resolve a run's open wait by presenting its resume token; the run is re-audited."""
-    if not _is_server(request):
-        return api_error(403, SERVER_KEY_REQUIRED)
-    try:
-        wait, report = service.resolve_wait(
-            request.tenant, json_body(request), actor=f"api-key:{request.api_key.prefix}"
-        )
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
+    wait, report = evidence.resolve_wait(request.tenant, json_body(request), actor=key_actor(request))
     return JsonResponse(
         {
             "wait_id": wait.id,
@@ -85,14 +73,9 @@ def post_wait_resolution(request: ApiRequest) -> JsonResponse:
 
 
 @require_POST
-@api_key_required
+@api_key_required(kind=Source.SERVER)
 def post_prompt_contract(request: ApiRequest, name: str) -> JsonResponse:
-    if not _is_server(request):
-        return api_error(403, SERVER_KEY_REQUIRED)
-    try:
-        contract, reaudited = service.set_prompt_contract(request.tenant, name, json_body(request))
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
+    contract, reaudited = evidence.set_prompt_contract(request.tenant, name, json_body(request))
     return JsonResponse(
         {
             "agent": contract.agent_name,
@@ -103,11 +86,29 @@ def post_prompt_contract(request: ApiRequest, name: str) -> JsonResponse:
     )
 
 
+@require_POST
+@api_key_required(kind=Source.SERVER)
+def post_merge(request: ApiRequest) -> JsonResponse:
+    """Record an explicit merge (SPEC gate 5): the conversation's runs are re-audited with the merged id's
+    messages counted as their own. Another tenant's conversation answers 404, as a missing one does."""
+    merge_input = validate_model(MergeInput, json_body(request), "merge", AuditInputError)
+    merge = evidence.record_merge(
+        request.tenant,
+        merge_input.conversation_id,
+        merge_input.merged_conversation_id,
+        actor=key_actor(request),
+    )
+    return JsonResponse(
+        {
+            "merge_id": merge.id,
+            "conversation_id": merge_input.conversation_id,
+            "merged_conversation_id": merge.merged_external_id,
+        },
+        status=201,
+    )
+
+
 @require_GET
 @api_key_required
 def get_run_audit(request: ApiRequest, run_id: str) -> JsonResponse:
-    try:
-        run = service.get_run(request.tenant, run_id)
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
-    return JsonResponse(service.audit_report(run).as_dict())
+    return JsonResponse(service.audit_report(service.get_run(request.tenant, run_id)).as_dict())

@@ -1,6 +1,7 @@
 """GET /api/v1/openapi.json: the OpenAPI 3.1 document of the JSON API, generated from the same pydantic models
-that validate each request body (`sessions_app.ingest.payloads`, `sessions_app.audit.inputs`), so the document
-cannot drift from what the server accepts. Schemathesis runs against it in the suite."""
+that validate each request body (`sessions_app.ingest.payloads`, `sessions_app.audit.inputs`, `api.audit`) and the
+search endpoints' query parameters (`api.search_params`), so the document cannot drift from what the server accepts.
+It also describes OTLP's POST /v1/traces. Schemathesis runs against it in the suite."""
 
 from typing import Any
 
@@ -8,9 +9,13 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 from pydantic import BaseModel
 
+from sessions_app.api.audit import MergeInput
+from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
-from sessions_app.core.api_input import MAX_ID_LENGTH, MAX_JSON_DEPTH
+from sessions_app.core.api_input import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_PRINCIPAL_LENGTH
 from sessions_app.ingest.payloads import SnapshotIn, ToolEffectIn
+
+type Json = dict[str, Any]
 
 ERRORS = {
     "400": "Refused input; `error` names the field or problem",
@@ -23,32 +28,32 @@ ERRORS = {
     "503": "The database is unavailable or busy; nothing was written, retry",
 }
 ID_PARAM = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH}
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+PRINCIPAL_PARAM = {"name": "principal", "in": "query", "schema": {"type": "string", "maxLength": MAX_PRINCIPAL_LENGTH}}
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
+def _schema(model: type[BaseModel]) -> Json:
     return model.model_json_schema(ref_template="#/components/schemas/{model}", mode="validation")
 
 
-def _responses(*success: str) -> dict[str, Any]:
-    answers: dict[str, Any] = {
+def _responses(*success: str) -> Json:
+    answers: Json = {
         code: {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}} for code in success
     }
     for code, description in ERRORS.items():
-        answers.setdefault(
-            code,
-            {
-                "description": description,
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-            },
-        )
+        answers.setdefault(code, {"description": description, "content": {"application/json": {"schema": ERROR_REF}}})
     return answers
 
 
-def _post(model: type[BaseModel], summary: str, *success: str, path_params: tuple[str, ...] = ()) -> dict[str, Any]:
+def _path_params(*names: str) -> list[Json]:
+    return [{"name": name, "in": "path", "required": True, "schema": ID_PARAM} for name in names]
+
+
+def _post(model: type[BaseModel], summary: str, *success: str, path_params: tuple[str, ...] = ()) -> Json:
     return {
         "post": {
             "summary": summary,
-            "parameters": [{"name": n, "in": "path", "required": True, "schema": ID_PARAM} for n in path_params],
+            "parameters": _path_params(*path_params),
             "requestBody": {
                 "required": True,
                 "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
@@ -58,29 +63,26 @@ def _post(model: type[BaseModel], summary: str, *success: str, path_params: tupl
     }
 
 
-def _query(name: str, schema: dict[str, Any], *, required: bool = False, description: str = "") -> dict[str, Any]:
-    parameter = {"name": name, "in": "query", "required": required, "schema": schema}
-    return {**parameter, "description": description} if description else parameter
+def query_parameters(model: type[BaseModel]) -> list[Json]:
+    """One OpenAPI query parameter per field of `model`, its schema the field's own (an optional field's
+    non-null branch), its description the field's."""
+    schema = _schema(model)
+    required = set(schema.get("required", ()))
+    parameters = []
+    for name, field_schema in schema["properties"].items():
+        field_schema = {key: value for key, value in field_schema.items() if key != "title"}
+        description = field_schema.pop("description", "")
+        branches = [branch for branch in field_schema.pop("anyOf", ()) if branch != {"type": "null"}]
+        if branches:  # `X | None`: a query parameter is given or absent, never null
+            field_schema = {**branches[0], **field_schema}
+        if field_schema.get("default", 0) is None:
+            del field_schema["default"]
+        parameter = {"name": name, "in": "query", "required": name in required, "schema": field_schema}
+        parameters.append({**parameter, "description": description} if description else parameter)
+    return parameters
 
 
-SEARCH_SYNTAX = (
-    'Words (any; rarer words weigh more), "a phrase", -word or -"phrase" to exclude, prefix* (two characters or '
-    "more). Filters narrow without scoring: conversation:ID, run:ID, agent:NAME, tool:NAME (exact tool name), "
-    "role:ROLE (repeatable: any of them); quote a value with spaces (agent:\"release bot\"); a filter that "
-    "disagrees with conversation_id, run_id, agent or role is a 400. A query that is exactly a conversation, run or "
-    "tool-call id also answers it in `identified`, before `results`. Masked values (credentials, the tenant's "
-    "redaction patterns) are never matched."
-)
-SEARCH_PAGING = (
-    "The `next_cursor` of the previous page of the same search (same q, scope and filters). The answer counts every "
-    "match (`total_matches` messages in `total_conversations` conversations) and the pages walk one ranking, score "
-    "then id, as the index stood at the first page. A changed cursor, or one of another search, is a 400."
-)
-
-
-def _get(
-    summary: str, parameters: list[dict[str, Any]], *success: str, overrides: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def _get(summary: str, parameters: list[Json], *success: str, overrides: Json | None = None) -> Json:
     return {
         "get": {
             "summary": summary,
@@ -108,18 +110,74 @@ REPLAY_REFUSED = {
     },
 }
 
+# OTLP/HTTP: protobuf or its JSON mapping, the answer in the request's encoding (a refusal as a google.rpc.Status).
+PROTOBUF_BODY = {"application/x-protobuf": {"schema": {"type": "string", "format": "binary"}}}
+OTLP_REQUEST = {
+    "type": "object",
+    "description": "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest, in OTLP/JSON",
+    "properties": {"resourceSpans": {"type": "array", "items": {"type": "object"}}},
+}
+OTLP_RESPONSE = {
+    "type": "object",
+    "description": "ExportTraceServiceResponse; partialSuccess only when spans were not stored",
+    "properties": {
+        "partialSuccess": {
+            "type": "object",
+            "properties": {"rejectedSpans": {"type": "string"}, "errorMessage": {"type": "string"}},
+        }
+    },
+}
+RPC_STATUS = {
+    "type": "object",
+    "description": "google.rpc.Status",
+    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+}
 
-INT = {"type": "integer", "minimum": -(2**31 - 1), "maximum": 2**31 - 1}
-MODELS: tuple[type[BaseModel], ...] = (
-    SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody,
-)  # fmt: skip
+
+def _otlp_answer(description: str, json_schema: Json) -> Json:
+    return {"description": description, "content": {**PROTOBUF_BODY, "application/json": {"schema": json_schema}}}
 
 
-def document() -> dict[str, Any]:
-    conversation = {"name": "conversation_id", "in": "path", "required": True, "schema": ID_PARAM}
-    schemas: dict[str, Any] = {
-        "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
+def _traces() -> Json:
+    refused = _otlp_answer("Refused: a google.rpc.Status in the request's encoding", RPC_STATUS)
+    # The edge middleware and the key check answer before OTLP's encoding is known: the API's JSON error.
+    edge = {"content": {"application/json": {"schema": ERROR_REF}}}
+    either = {"anyOf": [RPC_STATUS, ERROR_REF]}
+    return {
+        "post": {
+            "summary": "OTLP/HTTP trace export (protobuf or JSON, gzip or not)",
+            "parameters": [
+                {
+                    "name": "Content-Encoding",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string", "enum": ["gzip", "identity"]},
+                }
+            ],
+            "requestBody": {
+                "required": True,
+                "content": {**PROTOBUF_BODY, "application/json": {"schema": OTLP_REQUEST}},
+            },
+            "responses": {
+                "200": _otlp_answer("Stored; spans not stored are counted in partialSuccess", OTLP_RESPONSE),
+                "400": refused,
+                "401": {**edge, "description": ERRORS["401"]},
+                "413": _otlp_answer(ERRORS["413"], either),
+                "415": _otlp_answer("Not protobuf or JSON, or a Content-Encoding other than gzip", RPC_STATUS),
+                "503": {**edge, "description": ERRORS["503"]},
+            },
+        }
     }
+
+
+MODELS: tuple[type[BaseModel], ...] = (
+    SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput,
+)  # fmt: skip
+QUERY_MODELS: tuple[type[BaseModel], ...] = (SearchParams, ContextParams)
+
+
+def document() -> Json:
+    schemas: Json = {"Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}
     for model in MODELS:
         schema = _schema(model)
         schemas.update(schema.pop("$defs", {}))
@@ -144,45 +202,24 @@ def document() -> dict[str, Any]:
             "/api/v1/receipts": _post(ReceiptInput, "Add an outcome receipt (server key)", "201"),
             "/api/v1/waits": _post(WaitInput, "Record a legitimate wait (server key)", "201"),
             "/api/v1/waits/resolve": _post(WaitResolutionInput, "Resolve a wait by its token", "200"),
+            "/api/v1/merges": _post(MergeInput, "Record an explicit merge of two conversation ids (server key)", "201"),
             "/api/v1/agents/{name}/prompt-contract": _post(
                 ContractBody, "Set an agent's prompt contract (server key)", "200", path_params=("name",)
             ),
-            "/api/v1/runs/{run_id}/audit": _get(
-                "A run's audit", [{"name": "run_id", "in": "path", "required": True, "schema": ID_PARAM}], "200"
-            ),
-            "/api/v1/search": _get(
-                "Ranked search (exact BM25)",
-                [
-                    _query("q", {"type": "string", "maxLength": 1000}, description=SEARCH_SYNTAX),
-                    _query("scope", {"type": "string", "enum": ["conversation", "run", "tenant"]}),
-                    _query("conversation_id", ID_PARAM),
-                    _query("run_id", ID_PARAM),
-                    _query("agent", ID_PARAM),
-                    _query("role", {"type": "string", "maxLength": 200}),
-                    _query("since", {"type": "string", "format": "date-time"}),
-                    _query("until", {"type": "string", "format": "date-time"}),
-                    _query("limit", INT),
-                    _query("cursor", {"type": "string", "maxLength": 512}, description=SEARCH_PAGING),
-                ],
-                "200",
-            ),
+            "/api/v1/runs/{run_id}/audit": _get("A run's audit", _path_params("run_id"), "200"),
+            "/api/v1/search": _get("Ranked search (exact BM25)", query_parameters(SearchParams), "200"),
             "/api/v1/conversations/{conversation_id}/messages": _get(
                 "A position in its context",
-                [
-                    conversation,
-                    _query("around", INT, required=True),
-                    _query("before", INT),
-                    _query("after", INT),
-                    _query("run_id", ID_PARAM),
-                ],
+                _path_params("conversation_id") + query_parameters(ContextParams),
                 "200",
             ),
             "/api/v1/conversations/{conversation_id}/replay": _get(
                 "The history to resume from, when READY",
-                [conversation, _query("principal", {"type": "string", "maxLength": 500})],
+                [*_path_params("conversation_id"), PRINCIPAL_PARAM],
                 "200",
                 overrides={"409": REPLAY_REFUSED},
             ),
+            "/v1/traces": _traces(),
         },
         "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }

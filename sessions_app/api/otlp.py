@@ -6,13 +6,12 @@ partial success counting the spans not stored and why; a refused request answers
 """
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from django.views.decorators.http import require_POST
 
+from input_errors import RejectedInput
 from sessions_app.api.auth import ApiRequest, api_key_required
-from sessions_app.api.body import declared_length, too_large
-from sessions_app.core.input_errors import RejectedInput
+from sessions_app.api.body import read_body
 from sessions_app.ingest.otlp import (
     PROTOBUF,
     decode_export,
@@ -32,18 +31,12 @@ def post_traces(request: ApiRequest) -> HttpResponse:
     try:
         encoding = request_encoding(request.content_type or "")
         limit = settings.SESSIONDESK_MAX_PAYLOAD_BYTES
-        if declared_length(request) > limit:
-            raise too_large()
-        try:
-            body = request.body
-        except RequestDataTooBig:
-            raise too_large() from None
-        if len(body) > limit:
-            raise too_large()
-        data = inflate(body, request.headers.get("Content-Encoding", ""), limit)
+        data = inflate(read_body(request), request.headers.get("Content-Encoding", ""), limit)
         decoded = decode_export(parse_request(data, encoding))
         stored = ingest_traces(request.tenant, decoded, source=request.api_key.kind, api_key=request.api_key)
     except RejectedInput as error:
-        return HttpResponse(error_body(error.status, error.message, encoding), status=error.status,
-                            content_type=encoding)
+        # OTLP's own refusal: a google.rpc.Status in the request's encoding, not the API's JSON error.
+        return HttpResponse(
+            error_body(error.status, error.message, encoding), status=error.status, content_type=encoding
+        )
     return HttpResponse(response_body(stored.rejected_spans, stored.message, encoding), content_type=encoding)

@@ -12,28 +12,20 @@ import json
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from sessions_app.api.auth import ApiRequest, api_error, api_key_required
-from sessions_app.audit.inputs import AuditInputError
+from sessions_app.api.auth import ApiRequest, api_key_required, key_actor
 from sessions_app.audit.replay import replay_history
-
-
-def key_actor(request: ApiRequest) -> str:
-    return f"api-key:{request.api_key.prefix}"
 
 
 @require_GET
 @api_key_required
 def get_replay(request: ApiRequest, conversation_id: str) -> HttpResponse:
-    try:
-        answer = replay_history(
-            request.tenant,
-            conversation_id,
-            principal=request.GET.get("principal"),
-            api_key=request.api_key,
-            actor=key_actor(request),
-        )
-    except AuditInputError as error:
-        return api_error(error.status, error.message)
+    answer = replay_history(
+        request.tenant,
+        conversation_id,
+        principal=request.GET.get("principal"),
+        api_key=request.api_key,
+        actor=key_actor(request),
+    )
     head = {"verdict": answer.verdict, "conversation_id": answer.conversation_id, "run_id": answer.run_id}
     if answer.allowed and answer.messages_json is not None:
         # The stored bytes go out as they are: no parse and re-dump of a possibly long history.

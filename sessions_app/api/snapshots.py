@@ -3,22 +3,19 @@
 from django.http import JsonResponse
 from django.views.decorators.http import require_POST
 
-from sessions_app.api.auth import ApiRequest, api_error, api_key_required
+from sessions_app.api.auth import ApiRequest, api_key_required
 from sessions_app.api.body import json_body
-from sessions_app.ingest.payloads import IngestError, parse_snapshot, parse_tool_effect
+from sessions_app.ingest.payloads import parse_snapshot, parse_tool_effect
 from sessions_app.ingest.service import ingest_snapshots
 
 
 @require_POST
 @api_key_required
 def post_snapshot(request: ApiRequest) -> JsonResponse:
-    try:
-        payload = parse_snapshot(json_body(request))
-        result = ingest_snapshots(
-            request.tenant, [payload], source=request.api_key.kind, via="api", api_key=request.api_key
-        )
-    except IngestError as error:
-        return api_error(error.status, error.message)
+    payload = parse_snapshot(json_body(request))
+    result = ingest_snapshots(
+        request.tenant, [payload], source=request.api_key.kind, via="api", api_key=request.api_key
+    )
     created = bool(result.created)
     return JsonResponse(
         {
@@ -36,9 +33,6 @@ def post_snapshot(request: ApiRequest) -> JsonResponse:
 @api_key_required
 def post_tool_effect(request: ApiRequest) -> JsonResponse:
     """The harness's tool-effect ledger: started / completed / failed, never arguments or results."""
-    try:
-        effect = parse_tool_effect(json_body(request))
-        ingest_snapshots(request.tenant, [], source=request.api_key.kind, via="api", tool_effects=[effect])
-    except IngestError as error:
-        return api_error(error.status, error.message)
+    effect = parse_tool_effect(json_body(request))
+    ingest_snapshots(request.tenant, [], source=request.api_key.kind, via="api", tool_effects=[effect])
     return JsonResponse({"run_id": effect.run_id, "status": effect.status}, status=200)

@@ -1,16 +1,21 @@
-"""The JSON API under /api/v1/, authenticated by tenant API keys (search's endpoints are in search_app.api_urls)."""
+"""The JSON API under /api/v1/, authenticated by tenant API keys."""
 
 from django.urls import path
 
-from sessions_app.api import audit, openapi, replay, snapshots
+from sessions_app.api import audit, openapi, replay, search, snapshots
 
 urlpatterns = [
     path("openapi.json", openapi.openapi_json, name="api-openapi"),
+    path("search", search.search, name="api-search"),
+    path(
+        "conversations/<path:conversation_id>/messages", search.conversation_messages, name="api-conversation-messages"
+    ),
     path("snapshots", snapshots.post_snapshot, name="api-snapshots"),
     path("tool-effects", snapshots.post_tool_effect, name="api-tool-effects"),
     path("receipts", audit.post_receipt, name="api-receipts"),
     path("waits", audit.post_wait, name="api-waits"),
     path("waits/resolve", audit.post_wait_resolution, name="api-wait-resolve"),
+    path("merges", audit.post_merge, name="api-merges"),
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
     path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),

@@ -1,8 +1,6 @@
-"""The one shape of refused input: a message that names the problem and the HTTP status that says why."""
+"""sessions_app's name for the refused-input exception, defined in the pure top-level `input_errors` package so that
+search_app can subclass it without importing sessions_app."""
 
+from input_errors import RejectedInput
 
-class RejectedInput(ValueError):
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
+__all__ = ["RejectedInput"]

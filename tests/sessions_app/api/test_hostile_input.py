@@ -195,7 +195,7 @@ def test_an_unhandled_api_error_is_a_500_json_that_shows_nothing(client, key, mo
     def explode(**kwargs):
         raise RuntimeError("postgres://app:hunter2-password@db/prod and the key sk_live_4eC39HqLyjWDarjtT1zdp7dc")
 
-    monkeypatch.setattr("search_app.api.run_search", explode)
+    monkeypatch.setattr("sessions_app.api.search.run_search", explode)
     client.raise_request_exception = False
     response = client.get("/api/v1/search?q=x&scope=tenant", HTTP_AUTHORIZATION=f"Bearer {key}")
     assert response.status_code == 500 and response["Content-Type"] == "application/json"
