@@ -315,7 +315,7 @@ def time_sequence(client, requests: list[tuple[str, dict]], repeat: int) -> dict
 
 
 def deep_cursor(position: int) -> str:
-    from sessions_app.dashboard.conversation_list import encode_cursor
+    from sessions_app.core.paging import encode_key
     from sessions_app.models import Conversation
 
     row = (
@@ -323,7 +323,7 @@ def deep_cursor(position: int) -> str:
         .order_by("-updated_at", "-pk")
         .values_list("updated_at", "pk")[position]
     )
-    return encode_cursor(row[0], row[1])
+    return encode_key(row[0], row[1])
 
 
 def list_phase(args) -> dict:

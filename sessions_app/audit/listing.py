@@ -15,15 +15,12 @@ from django.db.models import Max
 from sessions_app.audit import gates, service
 from sessions_app.audit.repair_places import RepairPlace, repair_places
 from sessions_app.audit.service import AuditReport, RepairRow
+from sessions_app.core import paging
 from sessions_app.models import Conversation, Run, Snapshot, Tenant
 from sessions_app.models.audit import AuditEvent, Receipt, Wait
 from sessions_app.tenancy.scoping import scoped
 
 PAGE_SIZE = 50
-
-
-class BadCursor(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -61,14 +58,6 @@ class EventFilters:
     until: datetime | None = None
 
 
-def _before_id(cursor: str | None) -> int | None:
-    if not cursor:
-        return None
-    if not cursor.isdigit():
-        raise BadCursor("That page link is not valid; start again from the first page.")
-    return int(cursor)
-
-
 def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tuple[list[AuditEvent], str | None]:
     """One page of events, newest first; the cursor is the last row's id (the audit's `before_id`)."""
     events = service.list_audit_events(
@@ -77,7 +66,7 @@ def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tup
         run_id=filters.run_id,
         since=filters.since,
         until=filters.until,
-        before_id=_before_id(cursor),
+        before_id=paging.decode_id(cursor),
         limit=PAGE_SIZE + 1,
     )
     if len(events) > PAGE_SIZE:

@@ -4,8 +4,6 @@ Keyset (seek) pagination keeps every page as cheap as the first at 100k conversa
 last row's sort value and id, and the next page starts strictly after it on the (tenant, sort key, id) index.
 """
 
-import base64
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,6 +12,7 @@ from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from sessions_app.audit import run_verdicts
+from sessions_app.core import paging
 from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy.scoping import scoped
@@ -33,28 +32,6 @@ SORTS: dict[str, Sort] = {
     "oldest": Sort("updated_at", False, "Oldest activity"),
     "largest": Sort("message_count", True, "Most messages"),
 }
-
-
-class BadCursor(ValueError):
-    pass
-
-
-def encode_cursor(value: datetime | int, pk: int) -> str:
-    """Pure: an opaque, URL-safe cursor for the row after which the next page starts."""
-    raw = value.isoformat() if isinstance(value, datetime) else value
-    return base64.urlsafe_b64encode(json.dumps([raw, pk]).encode()).decode().rstrip("=")
-
-
-def decode_cursor(token: str, sort: Sort) -> tuple[datetime | int, int]:
-    """Pure: the (value, pk) a cursor carries; BadCursor for anything that is not one of ours."""
-    try:
-        raw, pk = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        if not isinstance(pk, int):
-            raise TypeError
-        value: datetime | int = datetime.fromisoformat(raw) if sort.field.endswith("_at") else int(raw)
-    except (ValueError, TypeError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BadCursor("That page link is not valid; start again from the first page.") from error
-    return value, pk
 
 
 @dataclass(frozen=True)
@@ -94,10 +71,10 @@ class Page:
 
 
 def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit: int | None = None) -> Page:
-    """One page of `qs` in `sort` order, starting after `cursor`."""
+    """One page of `qs` in `sort` order, starting after `cursor`; paging.BadCursor for a cursor not of ours."""
     limit = limit or PAGE_SIZE
     if cursor:
-        value, pk = decode_cursor(cursor, sort)
+        value, pk = paging.decode_key(cursor, dated=sort.field.endswith("_at"))
         # The plain bound (<= / >=) lets the database walk the (tenant, key, id) index from the cursor on;
         # the OR alone made PostgreSQL filter a whole index scan (300 ms at 50,000 rows in, versus 2 ms).
         if sort.descending:
@@ -112,7 +89,7 @@ def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit
     if len(rows) > limit:
         rows = rows[:limit]
         last = rows[-1]
-        next_cursor = encode_cursor(getattr(last, sort.field), last.pk)
+        next_cursor = paging.encode_key(getattr(last, sort.field), last.pk)
     return Page(rows, next_cursor)
 
 

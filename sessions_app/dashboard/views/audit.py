@@ -5,6 +5,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from sessions_app.audit import listing as audit_listing
+from sessions_app.core import paging
 from sessions_app.dashboard.forms import AuditEventFilterForm, ResolveWaitForm
 from sessions_app.dashboard.history import wants_fragment
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
@@ -31,7 +32,7 @@ def audit_events(request: MemberRequest) -> HttpResponse:
         events, next_cursor = audit_listing.event_page(
             request.tenant, form.filters(), form.cleaned_data.get("cursor") or None
         )
-    except audit_listing.BadCursor as error:
+    except paging.BadCursor as error:
         context["error"] = str(error)
         return render(request, "audit_events.html", context, status=400)
     params = request.GET.copy()

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from sessions_app.audit import run_verdicts
 from sessions_app.audit.records import record_reveal
 from sessions_app.audit.repair_places import unrecorded_calls
+from sessions_app.core import paging
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
@@ -58,7 +59,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         qs = conversation_list.filtered_conversations(request.tenant, filters)
         try:
             page = conversation_list.page_after(qs, sort, form.cleaned_data.get("cursor") or None)
-        except conversation_list.BadCursor as error:
+        except paging.BadCursor as error:
             context.update(rows=[], next_cursor=None, error=str(error))
             return render(request, "conversations.html", context, status=400)
     params = request.GET.copy()
