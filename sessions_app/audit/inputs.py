@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
-from sessions_app.audit import gates
+from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.core.api_input import PRINCIPAL, Line, SegmentId, validate_model, validate_text
 from sessions_app.core.input_errors import RejectedInput
 
@@ -20,6 +20,24 @@ HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 class AuditInputError(RejectedInput):
     """A receipt, wait, prompt contract or run reference we refuse."""
+
+
+class NotInTenant(AuditInputError):
+    """A run or conversation that does not exist in this tenant: answered exactly like one that does not exist
+    anywhere (missing, of another tenant, or for a client key not written by this key)."""
+
+    def __init__(self, what: str, identifier: str) -> None:
+        super().__init__(f"No {what} '{identifier[:200]}' in this tenant.", status=404)
+
+
+class UnknownRun(NotInTenant):
+    def __init__(self, run_id: str) -> None:
+        super().__init__("run", run_id)
+
+
+class UnknownConversation(NotInTenant):
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__("conversation", conversation_id)
 
 
 RunId = Annotated[SegmentId, StringConstraints(strip_whitespace=True)]
@@ -156,13 +174,13 @@ def parse_principal(value: object) -> str | None:
 def parse_prompt_contract(agent_name: str, data: object) -> ContractInput:
     body = _parse(ContractBody, data, "prompt contract")
     agent = _parse(_AgentName, {"agent": agent_name}, "prompt contract").agent
-    if body.kind == gates.CONTRACT_DYNAMIC:
+    if body.kind == ContractKind.DYNAMIC.value:
         if body.value:
             raise AuditInputError("A 'dynamic' contract takes no 'value'.")
         return ContractInput(agent_name=agent, kind=body.kind, value="")
     if not body.value:
         raise AuditInputError("'value' is required.")
-    if body.kind == gates.CONTRACT_HASH:
+    if body.kind == ContractKind.HASH.value:
         value = body.value.lower()
         if not HEX_SHA256.fullmatch(value):
             raise AuditInputError(

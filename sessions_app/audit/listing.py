@@ -1,7 +1,7 @@
 """Shaping audit records for the operator pages: repairs across a tenant, the event log, one run's audit.
 
-Verdicts, findings, repairs and events come from sessions_app.audit.service; this module adds only what
-pages need on top (links to runs, keyset cursors, CSV).
+Verdicts and findings come from sessions_app.audit.service and events from sessions_app.audit.events; this
+module reads the repairs out of the stored findings and adds what pages need (links to runs, cursors, CSV).
 """
 
 import csv
@@ -9,18 +9,68 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Max
 
-from sessions_app.audit import gates, service
+from sessions_app.audit import service
+from sessions_app.audit.events import list_audit_events
+from sessions_app.audit.gates import TOOL_PAIRING
 from sessions_app.audit.repair_places import RepairPlace, repair_places
-from sessions_app.audit.service import AuditReport, RepairRow
+from sessions_app.audit.service import AuditReport
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.core import paging
 from sessions_app.models import Conversation, Run, Snapshot, Tenant
-from sessions_app.models.audit import AuditEvent, Receipt, Wait
+from sessions_app.models.audit import AuditEvent, Receipt, RunVerdict, Wait
 from sessions_app.tenancy.scoping import scoped
 
 PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class RepairRow:
+    """One tool-pairing repair of a run, as the dashboard lists them."""
+
+    run_id: str
+    conversation_id: str
+    verdict: str
+    code: str
+    tool_name: str
+    tool_call_hash: str
+    detail: str
+    guidance: str
+    updated_at: datetime
+
+
+def list_repairs(tenant: Tenant, *, limit: int = 200) -> list[RepairRow]:
+    """Every current tool-pairing repair (interrupted calls, removed orphan results) across the tenant."""
+    rows: list[RepairRow] = []
+    verdicts = (
+        scoped(RunVerdict, tenant)
+        .filter(repair_count__gt=0)
+        .select_related("run__conversation")
+        .order_by("-updated_at", "-id")
+    )
+    for stored in verdicts:
+        for finding in stored.findings:
+            if finding.get("gate") != TOOL_PAIRING:
+                continue
+            rows.append(
+                RepairRow(
+                    run_id=stored.run.run_id,
+                    conversation_id=stored.run.conversation.external_id,
+                    verdict=stored.verdict,
+                    code=finding["code"],
+                    tool_name=finding.get("tool_name", ""),
+                    tool_call_hash=finding.get("tool_call_hash", ""),
+                    detail=finding["detail"],
+                    guidance=finding["guidance"],
+                    updated_at=stored.updated_at,
+                )
+            )
+            if len(rows) >= limit:
+                return rows
+    return rows
 
 
 @dataclass(frozen=True)
@@ -31,16 +81,21 @@ class RepairLink:
     place: RepairPlace | None = None  # the message holding the call (or orphan result), or its in-place mark
 
 
+def _runs_by_id(tenant: Tenant, run_ids: set[str], conversation_field: str) -> dict[str, tuple[int, Any]]:
+    """Run id → (run pk, the run's `conversation_field`) for those of `run_ids` that are runs of this tenant."""
+    return {
+        run_id: (pk, conversation)
+        for run_id, pk, conversation in scoped(Run, tenant)
+        .filter(run_id__in=run_ids)
+        .values_list("run_id", "pk", conversation_field)
+    }
+
+
 def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
     """The audit's repair list, each row with what its links need: run, conversation, the place in the
     transcript of the call (or orphan result) and the run's latest snapshot (a few queries for all rows)."""
-    rows = service.list_repairs(tenant, limit=limit)
-    pks = {
-        run_id: (pk, conversation_pk)
-        for run_id, pk, conversation_pk in scoped(Run, tenant)
-        .filter(run_id__in={row.run_id for row in rows})
-        .values_list("run_id", "pk", "conversation_id")
-    }
+    rows = list_repairs(tenant, limit=limit)
+    pks: dict[str, tuple[int, int]] = _runs_by_id(tenant, {row.run_id for row in rows}, "conversation_id")
     places = repair_places(tenant, [(pks[row.run_id][0], row.tool_call_hash) for row in rows if row.run_id in pks])
     links = []
     for row in rows:
@@ -52,23 +107,31 @@ def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
 
 @dataclass(frozen=True)
 class EventFilters:
+    """The event log page's filters: one class at most, a run, and a time range (`until` exclusive)."""
+
     event_class: str = ""
     run_id: str = ""
     since: datetime | None = None
     until: datetime | None = None
 
+    def read(self, tenant: Tenant, *, before_id: int | None, limit: int) -> list[AuditEvent]:
+        """The matching events, newest first, older than `before_id` when given."""
+        return list_audit_events(
+            tenant,
+            event_classes=[self.event_class] if self.event_class else [],
+            run_id=self.run_id,
+            since=self.since,
+            until=self.until,
+            before_id=before_id,
+            limit=limit,
+        )
+
 
 def event_page(tenant: Tenant, filters: EventFilters, cursor: str | None) -> tuple[list[AuditEvent], str | None]:
-    """One page of events, newest first; the cursor is the last row's id (the audit's `before_id`)."""
-    events = service.list_audit_events(
-        tenant,
-        event_classes=[filters.event_class] if filters.event_class else [],
-        run_id=filters.run_id,
-        since=filters.since,
-        until=filters.until,
-        before_id=paging.decode_id(cursor),
-        limit=PAGE_SIZE + 1,
-    )
+    """One page of events, newest first; the cursor is the last row's id (the audit's `before_id`).
+
+    paging.BadCursor for a cursor that is not one."""
+    events = filters.read(tenant, before_id=paging.decode_id(cursor), limit=PAGE_SIZE + 1)
     if len(events) > PAGE_SIZE:
         events = events[:PAGE_SIZE]
         return events, str(events[-1].pk)
@@ -87,12 +150,9 @@ def event_places(tenant: Tenant, events: list[AuditEvent]) -> dict[int, EventPla
     with_calls = [event for event in events if event.tool_call_hash and event.run_id]
     if not with_calls:
         return {}
-    runs = {
-        run_id: (pk, conversation_id)
-        for run_id, pk, conversation_id in scoped(Run, tenant)
-        .filter(run_id__in={event.run_id for event in with_calls})
-        .values_list("run_id", "pk", "conversation__external_id")
-    }
+    runs: dict[str, tuple[int, str]] = _runs_by_id(
+        tenant, {event.run_id for event in with_calls}, "conversation__external_id"
+    )
     places = repair_places(tenant, [(runs[e.run_id][0], e.tool_call_hash) for e in with_calls if e.run_id in runs])
     return {
         event.pk: EventPlace(runs[event.run_id][1], event.run_id, places[(runs[event.run_id][0], event.tool_call_hash)])
@@ -121,15 +181,7 @@ def events_csv(tenant: Tenant, filters: EventFilters) -> Iterator[str]:
     yield buffer.getvalue()
     before_id = None
     while True:
-        events = service.list_audit_events(
-            tenant,
-            event_classes=[filters.event_class] if filters.event_class else [],
-            run_id=filters.run_id,
-            since=filters.since,
-            until=filters.until,
-            before_id=before_id,
-            limit=500,
-        )
+        events = filters.read(tenant, before_id=before_id, limit=500)
         if not events:
             return
         buffer.seek(0)
@@ -149,7 +201,7 @@ def _csv_safe(value: object) -> str:
 
 
 def event_classes() -> list[str]:
-    return list(gates.EVENT_CLASSES)
+    return [event_class.value for event_class in EventClass]
 
 
 REPLAY_EVENTS_SHOWN = 20
@@ -196,9 +248,9 @@ def run_audit(tenant: Tenant, run: Run) -> RunAudit:
         owner_principal=owner or "",
         run_principals=tuple(sorted(set(principals.values_list("principal_hash", flat=True)))),
         replay_events=tuple(
-            service.list_audit_events(
+            list_audit_events(
                 tenant,
-                event_classes=[gates.REPLAY_ALLOWED, gates.REPLAY_REFUSED],
+                event_classes=[EventClass.REPLAY_ALLOWED, EventClass.REPLAY_REFUSED],
                 conversation_id=run.conversation.external_id,
                 limit=REPLAY_EVENTS_SHOWN,
             )

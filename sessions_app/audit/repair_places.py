@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from django.db.models import Max
 
 from sessions_app.audit import gates
-from sessions_app.audit import verdict as v
 from sessions_app.audit.digests import hash_tool_call_id
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import Conversation, Run, Snapshot, Tenant, TranscriptEntry
 from sessions_app.models.audit import RunVerdict
 from sessions_app.tenancy.scoping import scoped
@@ -117,7 +117,7 @@ def unrecorded_calls(tenant: Tenant, conversation: Conversation) -> list[Unrecor
         (run_pk, run_id, finding)
         for run_pk, run_id, findings in verdicts
         for finding in findings
-        if finding.get("gate") == gates.TOOL_PAIRING and finding.get("code") == v.INTERRUPTED_TOOL
+        if finding.get("gate") == gates.TOOL_PAIRING and finding.get("code") == Verdict.INTERRUPTED_TOOL
     ]
     places = repair_places(tenant, [(run_pk, f.get("tool_call_hash", "")) for run_pk, _, f in found])
     calls = []

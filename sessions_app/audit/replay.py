@@ -8,25 +8,20 @@ content-minimal audit event (allowed or refused, verdict, the requested principa
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
 
 from sessions_app.audit import gates
-from sessions_app.audit import verdict as v
-from sessions_app.audit.inputs import AuditInputError, parse_principal
+from sessions_app.audit.events import record_event
+from sessions_app.audit.inputs import AuditInputError, UnknownConversation, parse_principal
 from sessions_app.audit.principals import principal_hash
-from sessions_app.audit.service import build_context, record_event
+from sessions_app.audit.service import build_context
+from sessions_app.audit.vocabulary import EventClass, Verdict
 from sessions_app.models import ApiKey, Conversation, Run, Snapshot, Source, Tenant
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts.export import export_conversation
-
-
-class UnknownConversation(AuditInputError):
-    """Missing, of another tenant, or (for a client key) not written by this key: all answered alike."""
-
-    def __init__(self, conversation_id: str) -> None:
-        super().__init__(f"No conversation '{conversation_id[:200]}' in this tenant.", status=404)
 
 
 @dataclass(frozen=True)
@@ -39,7 +34,7 @@ class ReplayAnswer:
 
     @property
     def allowed(self) -> bool:
-        return self.verdict == v.READY and self.messages_json is not None
+        return self.verdict == Verdict.READY and self.messages_json is not None
 
 
 def latest_run(conversation: Conversation) -> Run | None:
@@ -71,7 +66,7 @@ def _decide(
     ctx, messages = build_context(run, now)
     report = gates.run_gates(replace(ctx, replay_principal_hash=requested), messages)
     findings = [finding.as_dict() for finding in report.findings]
-    history = recovered_history_json(conversation) if report.verdict == v.READY else None
+    history = recovered_history_json(conversation) if report.verdict == Verdict.READY else None
     return ReplayAnswer(conversation.external_id, run.run_id, report.verdict, findings, history)
 
 
@@ -99,7 +94,7 @@ def replay_history(
             error = refused
         record_event(
             tenant,
-            gates.REPLAY_ALLOWED if answer is not None and answer.allowed else gates.REPLAY_REFUSED,
+            EventClass.REPLAY_ALLOWED if answer is not None and answer.allowed else EventClass.REPLAY_REFUSED,
             actor=actor,
             conversation_id=conversation_id,
             run_id=answer.run_id if answer else "",
@@ -109,5 +104,4 @@ def replay_history(
         )
     if error is not None:
         raise error
-    assert answer is not None
-    return answer
+    return cast(ReplayAnswer, answer)  # set whenever no refusal was caught

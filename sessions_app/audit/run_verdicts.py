@@ -4,14 +4,14 @@ from collections.abc import Sequence
 
 from django.db.models import Exists, OuterRef, QuerySet
 
-from sessions_app.audit.verdict import ALL_VERDICTS
+from sessions_app.audit.vocabulary import ALL_VERDICTS
 from sessions_app.models import Conversation, Tenant
 from sessions_app.models.audit import RunVerdict
 from sessions_app.tenancy.scoping import scoped
 
 
 def verdict_choices() -> list[str]:
-    return list(ALL_VERDICTS)
+    return [verdict.value for verdict in ALL_VERDICTS]
 
 
 def verdicts_for_runs(tenant: Tenant, run_pks: Sequence[int]) -> dict[int, str]:

@@ -1,33 +1,23 @@
-"""Replay audit at the edges: load a run through `sessions_app.tenancy.scoping`, run the pure gates, store the
-verdict, append one audit event per new finding. Receipts, waits, prompt contracts and merges re-audit
-what they touch.
+"""Replay audit at the edges: load runs through `sessions_app.tenancy.scoping`, run the pure gates, store the
+verdict, append one audit event per new finding.
 
-Every function here is the one service for its use case; the API views, the management commands, ingestion
-and the dashboard all call these.
+The one service for auditing; the API views, the management commands, ingestion, the evidence services
+(`sessions_app.audit.evidence`: receipts, waits, contracts, merges re-audit what they touch) and the dashboard
+call these.
 """
 
-import hmac
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
-from sessions_app.audit.digests import hash_resume_token
-from sessions_app.audit.inputs import (
-    AuditInputError,
-    parse_prompt_contract,
-    parse_receipt,
-    parse_wait,
-    parse_wait_resolution,
-)
-from sessions_app.audit.verdict import verdict_rank
+from sessions_app.audit.inputs import UnknownRun
 from sessions_app.models import (
     AuditEvent,
     Conversation,
@@ -46,13 +36,6 @@ from sessions_app.models import (
 from sessions_app.tenancy.scoping import scoped
 
 
-class UnknownRun(AuditInputError):
-    """A run that does not exist in this tenant: answered exactly like one that does not exist anywhere."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"No run '{run_id[:200]}' in this tenant.", status=404)
-
-
 @dataclass(frozen=True)
 class AuditReport:
     run_id: str
@@ -69,9 +52,6 @@ class AuditReport:
             "findings": self.findings,
             "audited_at": self.audited_at.isoformat(),
         }
-
-
-# ---- auditing one run ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -357,256 +337,3 @@ def refresh_due_verdicts(*, now: datetime | None = None) -> int:
         runs = scoped(Run, tenant).filter(id__in=list(due)).select_related("conversation", "tenant")
         count += reaudit_runs(runs, now=now)
     return count
-
-
-# ---- receipts, waits, prompt contracts, merges ---------------------------------------------------------
-
-
-def add_receipt(tenant: Tenant, data: object, *, now: datetime | None = None) -> tuple[Receipt, AuditReport]:
-    """Record a receipt for a run and re-audit it; bad input changes nothing."""
-    parsed = parse_receipt(data)
-    with transaction.atomic():
-        run = get_run(tenant, parsed.run_id)
-        receipt = Receipt.objects.create(
-            tenant=tenant,
-            run=run,
-            effect=parsed.effect,
-            evidence=parsed.evidence,
-            checked_by=parsed.checked_by,
-            reference=parsed.reference,
-        )
-        report = audit_run(run, now=now)
-    return receipt, report
-
-
-def add_wait(
-    tenant: Tenant, data: object, *, now: datetime | None = None
-) -> tuple[Wait, str | None, AuditReport]:
-    """Record a wait and re-audit its run. Returns the resume token when we generated it (shown once)."""
-    now = now or timezone.now()
-    parsed = parse_wait(data, now=now)
-    generated = None if parsed.resume_token else secrets.token_urlsafe(24)
-    with transaction.atomic():
-        run = get_run(tenant, parsed.run_id)
-        wait = Wait.objects.create(
-            tenant=tenant,
-            run=run,
-            owner=parsed.owner,
-            decision=parsed.decision,
-            deadline=parsed.deadline,
-            resume_token_hash=hash_resume_token(parsed.resume_token or generated or ""),
-        )
-        report = audit_run(run, now=now)
-    return wait, generated, report
-
-
-class TokenMismatch(AuditInputError):
-    def __init__(self) -> None:
-        super().__init__("'resume_token' does not match an open wait of this run.", status=403)
-
-
-def resolve_wait(
-    tenant: Tenant, data: object, *, actor: str = "", now: datetime | None = None
-) -> tuple[Wait, AuditReport]:
-    """Resolve the open wait of a run whose resume token is presented (checked against the stored hash), then
-    re-audit the run. A token that matches no open wait changes nothing."""
-    now = now or timezone.now()
-    parsed = parse_wait_resolution(data)
-    presented = hash_resume_token(parsed.resume_token)
-    with transaction.atomic():
-        run = get_run(tenant, parsed.run_id)
-        open_waits = scoped(Wait, tenant).select_for_update().filter(run=run, resolved_at__isnull=True)
-        wait = next((w for w in open_waits if hmac.compare_digest(w.resume_token_hash, presented)), None)
-        if wait is None:
-            raise TokenMismatch()
-        wait.resolved_at = now
-        wait.resolved_by = actor[:200]
-        wait.save(update_fields=["resolved_at", "resolved_by"])
-        record_event(
-            tenant,
-            gates.WAIT_RESOLVED,
-            actor=actor,
-            conversation_id=run.conversation.external_id,
-            run_id=run.run_id,
-            now=now,
-        )
-        report = audit_run(run, now=now)
-    return wait, report
-
-
-# An agent can have many thousands of runs; re-auditing them all inside one request would hold it for minutes.
-# The most recent ones are re-audited at once, the rest are marked due for `manage.py audit --refresh-due`
-# (and for `audit_report`, which re-audits a due run when it is read).
-REAUDIT_INLINE_LIMIT = 200
-
-
-def set_prompt_contract(
-    tenant: Tenant, agent_name: str, data: object, *, now: datetime | None = None
-) -> tuple[PromptContract, int]:
-    """Register (or replace) an agent's prompt contract and re-audit that agent's runs.
-
-    Returns how many runs were re-audited now; beyond REAUDIT_INLINE_LIMIT the older runs are marked due.
-    """
-    now = now or timezone.now()
-    parsed = parse_prompt_contract(agent_name, data)
-    with transaction.atomic():
-        contract, _ = PromptContract.objects.update_or_create(
-            tenant=tenant, agent_name=parsed.agent_name, defaults={"kind": parsed.kind, "value": parsed.value}
-        )
-        runs = (
-            scoped(Run, tenant)
-            .filter(agent_name=parsed.agent_name)
-            .select_related("conversation", "tenant")
-            .order_by("-started_at", "-id")
-        )
-        count = reaudit_runs(runs[:REAUDIT_INLINE_LIMIT], now=now)
-        later = runs.values_list("id", flat=True)[REAUDIT_INLINE_LIMIT:]
-        scoped(RunVerdict, tenant).filter(run_id__in=list(later)).update(recheck_at=now)
-    return contract, count
-
-
-def record_merge(
-    tenant: Tenant, conversation_id: str, merged_conversation_id: str, *, actor: str = ""
-) -> ConversationMerge:
-    """Record that `merged_conversation_id`'s messages belong to `conversation_id`, and re-audit its runs."""
-    if not merged_conversation_id or merged_conversation_id == conversation_id:
-        raise AuditInputError("A merge needs another, non-empty conversation id.")
-    with transaction.atomic():
-        conversation = scoped(Conversation, tenant).filter(external_id=conversation_id).first()
-        if conversation is None:
-            raise AuditInputError(f"No conversation '{conversation_id[:200]}' in this tenant.", status=404)
-        merge, _ = ConversationMerge.objects.get_or_create(
-            tenant=tenant,
-            conversation=conversation,
-            merged_external_id=merged_conversation_id[:200],
-            defaults={"actor": actor[:200]},
-        )
-        reaudit_runs(
-            scoped(Run, tenant).filter(conversation=conversation).select_related("conversation", "tenant")
-        )
-    return merge
-
-
-# ---- the audit log and lists for the dashboard ---------------------------------------------------------
-
-
-def record_event(
-    tenant: Tenant,
-    event_class: str,
-    *,
-    actor: str = "",
-    conversation_id: str = "",
-    run_id: str = "",
-    now: datetime | None = None,
-    verdict: str = "",
-    principal_hash: str = "",
-) -> AuditEvent:
-    """Append an event that is not an audit finding: an export, a key created or revoked, a member changed, a
-    wait resolved, a replay allowed or refused (with its verdict and the requested principal's keyed hash)."""
-    if event_class not in gates.EVENT_CLASSES:
-        raise AuditInputError(f"Unknown audit event class {event_class!r}.")
-    return AuditEvent.objects.create(
-        tenant=tenant,
-        event_class=event_class,
-        actor=actor[:200],
-        conversation_id=conversation_id[:200],
-        run_id=run_id[:200],
-        observed_at=now or timezone.now(),
-        verdict=verdict,
-        principal_hash=principal_hash,
-    )
-
-
-def list_audit_events(
-    tenant: Tenant,
-    *,
-    event_classes: Iterable[str] = (),
-    run_id: str = "",
-    conversation_id: str = "",
-    since: datetime | None = None,
-    until: datetime | None = None,
-    before_id: int | None = None,
-    limit: int = 50,
-) -> list[AuditEvent]:
-    """The tenant's audit events, newest first, narrowed by class, run, conversation and time (`since`
-    inclusive, `until` exclusive).
-
-    Paginate by passing the last row's id as `before_id`.
-    """
-    classes = list(event_classes)
-    unknown = set(classes) - set(gates.EVENT_CLASSES)
-    if unknown:
-        raise AuditInputError(f"Unknown audit event class(es): {', '.join(sorted(unknown))}.")
-    events: QuerySet[AuditEvent] = scoped(AuditEvent, tenant)
-    if classes:
-        events = events.filter(event_class__in=classes)
-    if run_id:
-        events = events.filter(run_id=run_id)
-    if conversation_id:
-        events = events.filter(conversation_id=conversation_id)
-    if since is not None:
-        events = events.filter(observed_at__gte=since)
-    if until is not None:
-        events = events.filter(observed_at__lt=until)
-    if before_id is not None:
-        events = events.filter(id__lt=before_id)
-    return list(events.order_by("-observed_at", "-id")[: max(1, min(limit, 500))])
-
-
-@dataclass(frozen=True)
-class RepairRow:
-    """One tool-pairing repair of a run, as the dashboard lists them."""
-
-    run_id: str
-    conversation_id: str
-    verdict: str
-    code: str
-    tool_name: str
-    tool_call_hash: str
-    detail: str
-    guidance: str
-    updated_at: datetime
-
-
-def list_repairs(tenant: Tenant, *, limit: int = 200) -> list[RepairRow]:
-    """Every current tool-pairing repair (interrupted calls, removed orphan results) across the tenant."""
-    rows: list[RepairRow] = []
-    verdicts = (
-        scoped(RunVerdict, tenant)
-        .filter(repair_count__gt=0)
-        .select_related("run__conversation")
-        .order_by("-updated_at", "-id")
-    )
-    for stored in verdicts:
-        for finding in stored.findings:
-            if finding.get("gate") != gates.TOOL_PAIRING:
-                continue
-            rows.append(
-                RepairRow(
-                    run_id=stored.run.run_id,
-                    conversation_id=stored.run.conversation.external_id,
-                    verdict=stored.verdict,
-                    code=finding["code"],
-                    tool_name=finding.get("tool_name", ""),
-                    tool_call_hash=finding.get("tool_call_hash", ""),
-                    detail=finding["detail"],
-                    guidance=finding["guidance"],
-                    updated_at=stored.updated_at,
-                )
-            )
-            if len(rows) >= limit:
-                return rows
-    return rows
-
-
-def runs_with_verdict(tenant: Tenant, verdicts: Iterable[str]) -> QuerySet[Run]:
-    """The tenant's runs whose stored verdict is one of `verdicts` (for list filters)."""
-    return scoped(Run, tenant).filter(verdict__verdict__in=list(verdicts))
-
-
-def verdict_counts(tenant: Tenant) -> dict[str, int]:
-    """How many runs have each verdict, graver first; runs never audited are not counted."""
-    counts: dict[str, int] = {}
-    for verdict in scoped(RunVerdict, tenant).values_list("verdict", flat=True):
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: verdict_rank(item[0])))

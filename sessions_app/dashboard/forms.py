@@ -7,11 +7,12 @@ from typing import Any
 from django import forms
 
 from masking import compile_rules
+from search_app.query import MAX_QUERY_CHARS
 from sessions_app.audit.listing import EventFilters
 from sessions_app.audit.run_verdicts import verdict_choices
+from sessions_app.audit.vocabulary import EVENT_CLASS_LABELS, EVIDENCE_LABELS, choices
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
 from sessions_app.models import Role, RunState, Source
-from sessions_app.models.audit import EventClass, Evidence
 
 
 def _start_of(day) -> datetime | None:
@@ -36,7 +37,7 @@ def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]
 
 
 class ConversationFilterForm(forms.Form):
-    q = forms.CharField(required=False, max_length=4096, label="Text")
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, label="Text")
     verdict = forms.ChoiceField(required=False)
     state = forms.ChoiceField(required=False, label="Run state")
     agent = forms.CharField(required=False, max_length=200)
@@ -74,7 +75,7 @@ class ConversationFilterForm(forms.Form):
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(required=False, max_length=4096, label="Search")
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, label="Search")
     role = forms.ChoiceField(
         required=False,
         choices=[
@@ -151,7 +152,7 @@ class AuditEventFilterForm(forms.Form):
 
     def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        known = dict(EventClass.choices)
+        known = dict(choices(EVENT_CLASS_LABELS))
         _set_choices(
             self,
             "event_class",
@@ -208,7 +209,7 @@ class OverviewRangeForm(forms.Form):
 class ReceiptForm(forms.Form):
     effect = forms.CharField(max_length=200, help_text="The intended effect, e.g. invoice-email-sent.")
     # No default: the person picks (only "outcome" passes the audit; a default would record the wrong proof).
-    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *Evidence.choices])
+    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *choices(EVIDENCE_LABELS)])
     checked_by = forms.CharField(max_length=200, label="Checked by")
     reference = forms.CharField(
         required=False, max_length=500, help_text="A reference or digest of the destination, never its contents."

@@ -16,7 +16,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, TruncDate
 
 from sessions_app.audit import gates
-from sessions_app.audit.verdict import ALL_VERDICTS, INTERRUPTED_TOOL
+from sessions_app.audit.vocabulary import ALL_VERDICTS, EventClass, Verdict
 from sessions_app.dashboard.bar_charts import BarChart, days_between, stacked_bars
 from sessions_app.dashboard.overview_html import percent
 from sessions_app.models import Run, Tenant, TranscriptEntry
@@ -175,7 +175,7 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
     )
     for event_row in (
         scoped(AuditEvent, tenant)
-        .filter(event_class=gates.INTERRUPTED_SYNTHESIZED, run_id__in=runs.values("run_id"))
+        .filter(event_class=EventClass.INTERRUPTED_SYNTHESIZED, run_id__in=runs.values("run_id"))
         .annotate(day=run_day)
         .values("day")
         .annotate(n=Count("id"))
@@ -210,7 +210,7 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
         tools.update(
             f.get("tool_name") or "(unnamed)"
             for f in findings or ()
-            if f.get("gate") == gates.TOOL_PAIRING and f.get("code") == INTERRUPTED_TOOL
+            if f.get("gate") == gates.TOOL_PAIRING and f.get("code") == Verdict.INTERRUPTED_TOOL
         )
     present = {verdict for day in days.values() for verdict in day.runs_by_verdict}
     verdicts = [v for v in (*ALL_VERDICTS, NOT_AUDITED) if v in present]

@@ -4,24 +4,20 @@ None of these hold message content. Receipts hold a reference or digest of the d
 resume token, prompt contracts a hash or label (never the prompt), and audit events ids and a class only.
 """
 
+
+from typing import Any, NoReturn
+
 from django.db import models
 
-from sessions_app.audit import gates
-from sessions_app.audit.verdict import ALL_VERDICTS
+from sessions_app.audit import vocabulary
 from sessions_app.models.store import Conversation, Run, Tenant
-
-
-class Evidence(models.TextChoices):
-    ACTIVITY = gates.ACTIVITY, "Activity (a model said it is done)"
-    TRANSPORT = gates.TRANSPORT, "Transport (a tool said accepted)"
-    OUTCOME = gates.OUTCOME, "Outcome (a fresh read of the destination shows the effect)"
 
 
 class Receipt(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="receipts")
     effect = models.CharField(max_length=200, help_text="The intended effect, e.g. 'invoice-email-sent'.")
-    evidence = models.CharField(max_length=16, choices=Evidence.choices)
+    evidence = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.EVIDENCE_LABELS))
     checked_by = models.CharField(max_length=200, help_text="Who or what performed the check.")
     reference = models.CharField(
         max_length=500, blank=True, help_text="A reference or digest of the destination, never its contents."
@@ -55,18 +51,12 @@ class Wait(models.Model):
         return f"wait for {self.owner} until {self.deadline:%Y-%m-%d %H:%M}"
 
 
-class ContractKind(models.TextChoices):
-    HASH = gates.CONTRACT_HASH, "SHA-256 of the required system prompt"
-    LABEL = gates.CONTRACT_LABEL, "A label the prompt carries"
-    DYNAMIC = gates.CONTRACT_DYNAMIC, "Runs on dynamic instructions"
-
-
 class PromptContract(models.Model):
     """What the history of an agent's runs must carry: a non-secret identifier, never the prompt text."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     agent_name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=16, choices=ContractKind.choices)
+    kind = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.CONTRACT_KIND_LABELS))
     value = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -102,7 +92,9 @@ class RunVerdict(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="verdict")
-    verdict = models.CharField(max_length=32, choices=[(v, v) for v in ALL_VERDICTS])
+    verdict = models.CharField(
+        max_length=32, choices=vocabulary.choices({code: row.label for code, row in vocabulary.VERDICTS.items()})
+    )
     findings = models.JSONField(default=list)
     repair_count = models.PositiveIntegerField(default=0, help_text="Tool-pairing findings among them.")
     updated_at = models.DateTimeField()
@@ -125,36 +117,17 @@ class RunVerdict(models.Model):
         return self.verdict
 
 
-class EventClass(models.TextChoices):
-    ORPHAN_REMOVED = gates.ORPHAN_REMOVED, "Orphan result removed"
-    INTERRUPTED_SYNTHESIZED = gates.INTERRUPTED_SYNTHESIZED, "Interrupted return synthesized"
-    SCOPE_DRIFT = gates.SCOPE_DRIFT, "Scope drift"
-    UNTRUSTED_HISTORY = gates.UNTRUSTED_HISTORY, "Untrusted history"
-    PROMPT_GAP = gates.PROMPT_GAP, "System prompt gap"
-    ROUND_TRIP_MISMATCH = gates.ROUND_TRIP_MISMATCH, "Round trip mismatch"
-    MISSING_RECEIPT = gates.MISSING_RECEIPT, "Missing outcome receipt"
-    WAITING = gates.WAITING, "Waiting"
-    STUCK = gates.STUCK, "Stuck"
-    EXPORT = gates.EXPORT, "Export"
-    KEY_CREATED = gates.KEY_CREATED, "API key created"
-    KEY_REVOKED = gates.KEY_REVOKED, "API key revoked"
-    MEMBER_CHANGED = gates.MEMBER_CHANGED, "Member changed"
-    CREDENTIAL_REVEALED = gates.CREDENTIAL_REVEALED, "Credential revealed"
-    REDACTION_CHANGED = gates.REDACTION_CHANGED, "Redaction rules changed"
-    RETENTION_CHANGED = gates.RETENTION_CHANGED, "Retention changed"
-    WAIT_RESOLVED = gates.WAIT_RESOLVED, "Wait resolved"
-    REPLAY_ALLOWED = gates.REPLAY_ALLOWED, "Replay allowed"
-    REPLAY_REFUSED = gates.REPLAY_REFUSED, "Replay refused"
+APPEND_ONLY = "Audit events are append-only."
 
 
-class AuditEventQuerySet(models.QuerySet):
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
     """Append-only: bulk updates and deletes are refused (a tenant's deletion still cascades)."""
 
-    def update(self, **kwargs):
-        raise TypeError("Audit events are append-only.")
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise TypeError(APPEND_ONLY)
 
-    def delete(self):
-        raise TypeError("Audit events are append-only.")
+    def delete(self) -> NoReturn:
+        raise TypeError(APPEND_ONLY)
 
 
 class AuditEvent(models.Model):
@@ -165,7 +138,7 @@ class AuditEvent(models.Model):
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    event_class = models.CharField(max_length=32, choices=EventClass.choices)
+    event_class = models.CharField(max_length=32, choices=vocabulary.choices(vocabulary.EVENT_CLASS_LABELS))
     conversation_id = models.CharField(max_length=200, blank=True)
     run_id = models.CharField(max_length=200, blank=True)
     tool_call_hash = models.CharField(max_length=64, blank=True)
@@ -196,10 +169,10 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.event_class} {self.run_id}".strip()
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None:
-            raise TypeError("Audit events are append-only.")
+            raise TypeError(APPEND_ONLY)
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
-        raise TypeError("Audit events are append-only.")
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(APPEND_ONLY)

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from masking import compile_rules
 from search_app import index as search_index
-from sessions_app.audit import records as audit_records
-from sessions_app.audit.records import record
+from sessions_app.audit.vocabulary import EventClass
+from sessions_app.audit.events import record
 from sessions_app.models import Invitation, Membership, Role, Tenant
 from sessions_app.tenancy.api_keys import hash_key
 from sessions_app.tenancy.permissions import ROLE_RANK
@@ -47,7 +47,7 @@ def create_invitation(tenant: Tenant, role: str, note: str = "", *, actor) -> tu
             created_by=actor,
             expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
         )
-        record(tenant, audit_records.MEMBER_CHANGED, actor=actor)
+        record(tenant, EventClass.MEMBER_CHANGED, actor=actor)
     return invitation, raw
 
 
@@ -78,7 +78,7 @@ def accept_invitation(raw_token: str, user) -> Membership:
         invitation.accepted_at = timezone.now()
         invitation.accepted_by = user
         invitation.save(update_fields=["accepted_at", "accepted_by"])
-        record(invitation.tenant, audit_records.MEMBER_CHANGED, actor=user)
+        record(invitation.tenant, EventClass.MEMBER_CHANGED, actor=user)
     return membership
 
 
@@ -88,7 +88,7 @@ def withdraw_invitation(invitation: Invitation, *, actor) -> None:
     with transaction.atomic():
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
-        record(invitation.tenant, audit_records.MEMBER_CHANGED, actor=actor)
+        record(invitation.tenant, EventClass.MEMBER_CHANGED, actor=actor)
 
 
 def change_role(membership: Membership, role: str, *, actor) -> Membership:
@@ -99,7 +99,7 @@ def change_role(membership: Membership, role: str, *, actor) -> Membership:
             raise AdminError("A tenant needs at least one admin; make someone else admin first.")
         membership.role = role
         membership.save(update_fields=["role"])
-        record(membership.tenant, audit_records.MEMBER_CHANGED, actor=actor)
+        record(membership.tenant, EventClass.MEMBER_CHANGED, actor=actor)
     return membership
 
 
@@ -108,7 +108,7 @@ def remove_member(membership: Membership, *, actor) -> None:
         if membership.role == Role.ADMIN and _admin_count(membership.tenant) <= 1:
             raise AdminError("A tenant needs at least one admin; make someone else admin first.")
         membership.delete()
-        record(membership.tenant, audit_records.MEMBER_CHANGED, actor=actor)
+        record(membership.tenant, EventClass.MEMBER_CHANGED, actor=actor)
 
 
 def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> None:
@@ -125,11 +125,11 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> Non
         if patterns != before:
             search_index.tenant_patterns_changed(tenant.id)
         # The patterns may describe secrets' shapes: the event records that they changed, not what they are.
-        record(tenant, audit_records.REDACTION_CHANGED, actor=actor)
+        record(tenant, EventClass.REDACTION_CHANGED, actor=actor)
 
 
 def set_retention(tenant: Tenant, days: int | None, *, actor) -> None:
     with transaction.atomic():
         tenant.retention_days = days
         tenant.save(update_fields=["retention_days"])
-        record(tenant, audit_records.RETENTION_CHANGED, actor=actor)
+        record(tenant, EventClass.RETENTION_CHANGED, actor=actor)

@@ -6,8 +6,8 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_app.audit import gates
-from sessions_app.audit.service import record_event
+from sessions_app.audit.vocabulary import EventClass
+from sessions_app.audit.events import record_event
 from sessions_app.models import ApiKey, Source, Tenant
 
 KEY_PREFIX = "sdk_"
@@ -26,7 +26,7 @@ def create_api_key(tenant: Tenant, kind: str, label: str = "", *, actor: str = "
         key = ApiKey.objects.create(
             tenant=tenant, kind=kind, label=label, prefix=raw_key[:10], key_hash=hash_key(raw_key)
         )
-        record_event(tenant, gates.KEY_CREATED, actor=actor)
+        record_event(tenant, EventClass.KEY_CREATED, actor=actor)
     return key, raw_key
 
 
@@ -37,7 +37,7 @@ def revoke_api_key(key: ApiKey, *, actor: str = "") -> None:
     with transaction.atomic():
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        record_event(key.tenant, gates.KEY_REVOKED, actor=actor)
+        record_event(key.tenant, EventClass.KEY_REVOKED, actor=actor)
 
 
 def authenticate(raw_key: str) -> ApiKey | None:

@@ -4,20 +4,20 @@ from django import template
 from django.utils.safestring import SafeString
 
 from sessions_app.audit.gates import short_principal
+from sessions_app.audit.vocabulary import tone_of
 from sessions_app.dashboard import overview_html
 from sessions_app.dashboard.bar_charts import BarChart
 from sessions_app.dashboard.overview import Table
 
 register = template.Library()
 
-_TONES = {"READY": "ok", "WAITING": "warn", "MISSING OUTCOME RECEIPT": "warn"}
 _STATE_TONES = {"interrupted": "bad", "running": "info"}
 
 
 @register.filter
 def verdict_tone(verdict: str) -> str:
-    """The badge colour of a verdict: green when fit to replay, amber when waiting on proof, red otherwise."""
-    return _TONES.get(verdict, "bad")
+    """The badge class of a verdict, from the vocabulary's table (an unknown one is shown as grave)."""
+    return tone_of(verdict)
 
 
 @register.filter
@@ -53,6 +53,6 @@ def number_table(table_id: str, table: Table) -> SafeString:
 
 
 @register.filter
-def get_place(places: dict, pk: int) -> object:
+def get_place(places: dict[int, object], pk: int) -> object:
     """The entry of a dict keyed by row id (templates cannot index by a variable)."""
     return places.get(pk)

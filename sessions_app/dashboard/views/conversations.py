@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.audit import run_verdicts
-from sessions_app.audit.records import record_reveal
+from sessions_app.audit.events import record_reveal
 from sessions_app.audit.repair_places import unrecorded_calls
 from sessions_app.core import paging
 from sessions_app.dashboard import conversation_list

@@ -5,7 +5,8 @@ from django.shortcuts import render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
-from sessions_app.audit.records import EXPORT, record
+from sessions_app.audit.events import record
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.dashboard import conversation_list
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_conversation_for_member, member_view
@@ -30,7 +31,7 @@ def export_one(request: MemberRequest, conversation_id: str) -> HttpResponseBase
     fmt = _format(request)
     if fmt is None:
         return _bad_format()
-    record(request.tenant, EXPORT, actor=request.user, conversation=conversation)
+    record(request.tenant, EventClass.EXPORT, actor=request.user, conversation=conversation)
     response = StreamingHttpResponse(
         export.export_conversation(conversation, fmt), content_type=export.CONTENT_TYPES[fmt]
     )
@@ -70,7 +71,7 @@ def export_many(request: MemberRequest) -> HttpResponseBase:
     if not form.is_valid():
         return HttpResponse("Invalid filter: " + form.errors.as_text(), status=400, content_type="text/plain")
     qs = conversation_list.filtered_conversations(request.tenant, form.filters()).select_related("tenant")
-    record(request.tenant, EXPORT, actor=request.user)
+    record(request.tenant, EventClass.EXPORT, actor=request.user)
     response = StreamingHttpResponse(
         export.export_conversations(qs.order_by("pk").iterator(chunk_size=200), fmt),
         content_type=export.CONTENT_TYPES[fmt],

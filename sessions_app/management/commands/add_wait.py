@@ -1,7 +1,9 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
 
-from sessions_app.audit import service
-from sessions_app.audit.inputs import AuditInputError
+from django.core.management.base import BaseCommand, CommandParser
+
+from sessions_app.audit import evidence
+from sessions_app.management.run_evidence import add_tenant_and_run, refused_input_as_command_error
 from sessions_app.tenancy.scoping import tenant_for_command
 
 
@@ -10,9 +12,8 @@ class Command(BaseCommand):
         "Record that a run is waiting for a person's decision until a deadline (resume token stored hashed)."
     )
 
-    def add_arguments(self, parser):
-        parser.add_argument("--tenant", required=True, help="Tenant slug.")
-        parser.add_argument("--run", required=True, help="Run id.")
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_tenant_and_run(parser)
         parser.add_argument("--owner", required=True, help="Who must decide.")
         parser.add_argument("--decision", required=True, help="The decision needed, in a sentence.")
         parser.add_argument(
@@ -22,7 +23,7 @@ class Command(BaseCommand):
             "--resume-token", default=None, help="Your own token; one is generated if omitted."
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_for_command(options["tenant"])
         data = {
             "run_id": options["run"],
@@ -32,10 +33,8 @@ class Command(BaseCommand):
         }
         if options["resume_token"] is not None:
             data["resume_token"] = options["resume_token"]
-        try:
-            wait, generated, report = service.add_wait(tenant, data)
-        except AuditInputError as error:
-            raise CommandError(error.message) from None
+        with refused_input_as_command_error():
+            wait, generated, report = evidence.add_wait(tenant, data)
         self.stderr.write(
             f"Wait {wait.id} recorded until {wait.deadline.isoformat()}; run {report.run_id}: {report.verdict}"
         )

@@ -2,15 +2,16 @@
 compaction, ingested through the same service as the API."""
 
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
 
 from sessions_app.audit.digests import prompt_sha256
-from sessions_app.audit.service import add_receipt, add_wait, set_prompt_contract
+from sessions_app.audit.evidence import add_receipt, add_wait, set_prompt_contract
 from sessions_app.demo.plans import DEMO_SYSTEM_PROMPT
 from sessions_app.ingest.payloads import SnapshotPayload, parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
@@ -22,7 +23,7 @@ DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
 DEMO_PASSWORD = "sessiondesk-demo"  # noqa: S105  # the demo's sign-in, printed by this command: not a secret
 
 
-def _with_orphan_result(payload: dict) -> SnapshotPayload:
+def _with_orphan_result(payload: dict[str, Any]) -> SnapshotPayload:
     """An application that saved its own copy of a history, with a stray tool result a retried worker left in it
     (pydantic-ai drops such results before a request, so the harness never persists one itself)."""
     history = parse_snapshot(payload).messages
@@ -43,11 +44,11 @@ def _with_orphan_result(payload: dict) -> SnapshotPayload:
 class Command(BaseCommand):
     help = "Seed two demo tenants with about 50 conversations recorded by real agents, and demo logins."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--if-empty", action="store_true", help="Do nothing if any tenant exists.")
         parser.add_argument("--conversations", type=int, default=50)
 
-    def handle(self, *args, if_empty: bool, conversations: int, **options):
+    def handle(self, *args: Any, if_empty: bool, conversations: int, **options: Any) -> None:
         if Tenant.objects.exists():
             if if_empty:
                 self.stdout.write("Demo data: the database already holds tenants; leaving it as it is.")
@@ -70,7 +71,7 @@ class Command(BaseCommand):
                 payloads = payloads_by_tenant.get(slug, [])
                 # The last conversation of each tenant arrived from a browser: client-supplied, untrusted.
                 client_conversation = payloads[-1]["conversation_id"] if payloads else None
-                by_conversation: dict[str, list] = {}
+                by_conversation: dict[str, list[SnapshotPayload]] = {}
                 for payload in payloads:
                     if payload["conversation_id"] == client_conversation:
                         payload = {**payload, "source": "client"}

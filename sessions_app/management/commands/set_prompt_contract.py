@@ -1,10 +1,12 @@
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app.audit import gates, service
+from sessions_app.audit import evidence
+from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.audit.digests import prompt_sha256
-from sessions_app.audit.inputs import AuditInputError
+from sessions_app.management.run_evidence import refused_input_as_command_error
 from sessions_app.tenancy.scoping import tenant_for_command
 
 
@@ -14,7 +16,7 @@ class Command(BaseCommand):
         "declaration that it runs on dynamic instructions. --prompt-file is hashed here; its text is never stored."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True, help="Tenant slug.")
         parser.add_argument("--agent", required=True, help="Agent name, as runs report it.")
         kind = parser.add_mutually_exclusive_group(required=True)
@@ -23,7 +25,7 @@ class Command(BaseCommand):
         kind.add_argument("--label", help="A short label the system prompt or instructions carry.")
         kind.add_argument("--dynamic", action="store_true", help="The agent runs on dynamic instructions.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_for_command(options["tenant"])
         if options["prompt_file"] is not None:
             try:
@@ -32,17 +34,15 @@ class Command(BaseCommand):
                 raise CommandError(f"Cannot read the prompt file: {error}") from None
             if not text.strip():
                 raise CommandError("The prompt file is empty.")
-            data = {"kind": gates.CONTRACT_HASH, "value": prompt_sha256(text)}
+            data = {"kind": ContractKind.HASH, "value": prompt_sha256(text)}
         elif options["sha256"] is not None:
-            data = {"kind": gates.CONTRACT_HASH, "value": options["sha256"]}
+            data = {"kind": ContractKind.HASH, "value": options["sha256"]}
         elif options["label"] is not None:
-            data = {"kind": gates.CONTRACT_LABEL, "value": options["label"]}
+            data = {"kind": ContractKind.LABEL, "value": options["label"]}
         else:
-            data = {"kind": gates.CONTRACT_DYNAMIC}
-        try:
-            contract, count = service.set_prompt_contract(tenant, options["agent"], data)
-        except AuditInputError as error:
-            raise CommandError(error.message) from None
+            data = {"kind": ContractKind.DYNAMIC}
+        with refused_input_as_command_error():
+            contract, count = evidence.set_prompt_contract(tenant, options["agent"], data)
         shown = f" {contract.value}" if contract.value else ""
         self.stdout.write(
             f"Prompt contract for agent {contract.agent_name!r}: {contract.kind}{shown}; re-audited {count} run(s)."

@@ -19,6 +19,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
+from sessions_app.audit.vocabulary import ContractKind, Evidence
+
 SYSTEM_PROMPT = "You are the Acme billing mailer. Never email anyone outside the customer's domain."
 RECIPIENT = "dana.kowalczyk@customer-example.org"
 INVOICE_BODY = "Invoice INV-88213 for 4,200 EUR is attached"
@@ -142,8 +144,8 @@ def context_for(messages: list[ModelMessage], **overrides):
         "stored_messages": gates.stored_form(messages),
         "agent_name": "mailer",
         "owned_conversation_ids": frozenset({conversation_id}),
-        "prompt_contract": gates.PromptContractFact(gates.CONTRACT_HASH, prompt_sha256(SYSTEM_PROMPT)),
-        "receipts": (gates.ReceiptFact("invoice-email-sent", gates.OUTCOME),),
+        "prompt_contract": gates.PromptContractFact(ContractKind.HASH, prompt_sha256(SYSTEM_PROMPT)),
+        "receipts": (gates.ReceiptFact("invoice-email-sent", Evidence.OUTCOME),),
     }
     values.update(overrides)
     return gates.AuditContext(**values)

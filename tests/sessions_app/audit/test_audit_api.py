@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.audit import verdict as v
 from sessions_app.audit.digests import prompt_sha256
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import AuditEvent, PromptContract, Receipt, RunVerdict, Wait
 from sessions_app.tenancy.api_keys import create_api_key, revoke_api_key
 from tests.sessions_app.audit.audit_cases import (
@@ -44,7 +44,7 @@ def test_a_receipt_posted_with_a_server_key_updates_the_verdict(client, tenant, 
     ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
     response = _post(client, "/api/v1/receipts", server_key, outcome_receipt("r-1"))
     assert response.status_code == 201
-    assert response.json()["verdict"] == v.READY
+    assert response.json()["verdict"] == Verdict.READY
     assert Receipt.objects.get().reference == "sha256:5f1c0e"
 
 
@@ -91,7 +91,7 @@ def test_a_wait_returns_a_generated_resume_token_once(client, tenant, server_key
     response = _post(client, "/api/v1/waits", server_key, body)
     assert response.status_code == 201
     token = response.json()["resume_token"]
-    assert response.json()["verdict"] == v.WAITING
+    assert response.json()["verdict"] == Verdict.WAITING
     assert token not in repr(list(Wait.objects.values()))
     with_token = _post(
         client, "/api/v1/waits", server_key, {**body, "resume_token": "my-own-token-0123456789"}
@@ -109,10 +109,10 @@ def test_a_prompt_contract_posted_for_an_agent_re_audits_its_runs(client, tenant
     )
     assert response.status_code == 200
     assert response.json()["runs_reaudited"] == 1
-    assert RunVerdict.objects.get().verdict == v.SYSTEM_PROMPT_GAP
+    assert RunVerdict.objects.get().verdict == Verdict.SYSTEM_PROMPT_GAP
     fixed = {"kind": "hash", "value": prompt_sha256(SYSTEM_PROMPT)}
     _post(client, "/api/v1/agents/mailer/prompt-contract", server_key, fixed)
-    assert RunVerdict.objects.get().verdict == v.MISSING_OUTCOME_RECEIPT
+    assert RunVerdict.objects.get().verdict == Verdict.MISSING_OUTCOME_RECEIPT
 
 
 def test_the_run_audit_lists_every_finding_with_guidance_and_no_content(client, tenant, client_key):
@@ -120,7 +120,7 @@ def test_the_run_audit_lists_every_finding_with_guidance_and_no_content(client, 
     response = client.get("/api/v1/runs/r-1/audit", HTTP_AUTHORIZATION=f"Bearer {client_key}")
     assert response.status_code == 200
     body = response.json()
-    assert body["verdict"] == v.INTERRUPTED_TOOL
+    assert body["verdict"] == Verdict.INTERRUPTED_TOOL
     assert [(f["gate"], f["class"]) for f in body["findings"]] == [
         ("tool_pairing", "interrupted_synthesized"),
         ("outcome_receipt", "missing_receipt"),

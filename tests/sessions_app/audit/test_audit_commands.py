@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app.audit import verdict as v
 from sessions_app.audit.digests import hash_resume_token, prompt_sha256
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import PromptContract, Receipt, RunVerdict, Wait
 from tests.sessions_app.audit.audit_cases import (
     SYSTEM_PROMPT,
@@ -30,7 +30,7 @@ def test_audit_prints_the_verdict_and_findings_as_json(tenant):
     ingest(tenant, interrupted_history("c-1"), run_id="r-1", conversation_id="c-1", state="interrupted")
     out, _ = _run("audit", "--tenant", "acme", "--run", "r-1", "--format", "json")
     report = json.loads(out)
-    assert report["verdict"] == v.INTERRUPTED_TOOL
+    assert report["verdict"] == Verdict.INTERRUPTED_TOOL
     assert [f["class"] for f in report["findings"]] == ["interrupted_synthesized", "missing_receipt"]
     assert {"gate", "class", "detail", "guidance", "code"} <= set(report["findings"][0])
 
@@ -131,7 +131,7 @@ def test_set_prompt_contract_hashes_a_prompt_file_locally_and_never_stores_its_t
     assert (contract.kind, contract.value) == ("hash", prompt_sha256(SYSTEM_PROMPT))
     assert SYSTEM_PROMPT not in repr(list(PromptContract.objects.values()))
     verdicts = dict(RunVerdict.objects.values_list("run__run_id", "verdict"))
-    assert verdicts == {"r-1": v.SYSTEM_PROMPT_GAP, "r-2": v.MISSING_OUTCOME_RECEIPT}
+    assert verdicts == {"r-1": Verdict.SYSTEM_PROMPT_GAP, "r-2": Verdict.MISSING_OUTCOME_RECEIPT}
 
 
 def test_set_prompt_contract_takes_a_label_or_a_dynamic_declaration(tenant, tmp_path):
@@ -159,11 +159,11 @@ def test_audit_refresh_due_turns_an_expired_wait_into_stuck(tenant):
         "add_wait", "--tenant", "acme", "--run", "r-1", "--owner", "ops", "--decision", "approve",
         "--deadline", deadline.isoformat(),
     )
-    assert RunVerdict.objects.get(run=run).verdict == v.WAITING
+    assert RunVerdict.objects.get(run=run).verdict == Verdict.WAITING
     # Let the hour pass: move the deadline and the recheck time it set into the past.
     past = timezone.now() - timedelta(seconds=1)
     Wait.objects.filter(run=run).update(deadline=past)
     RunVerdict.objects.filter(run=run).update(recheck_at=past)
     out, _ = _run("audit", "--refresh-due")
     assert out.strip() == "Re-audited 1 run(s) whose verdict was due."
-    assert RunVerdict.objects.get(run=run).verdict == v.STUCK
+    assert RunVerdict.objects.get(run=run).verdict == Verdict.STUCK

@@ -3,8 +3,9 @@
 import pytest
 from django.db import connection
 
-from sessions_app.audit import gates, service
+from sessions_app.audit import events, listing, service
 from sessions_app.audit.digests import hash_tool_call_id
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import AuditEvent
 from tests.sessions_app.audit.audit_cases import (
     ARGUMENT_MARKERS,
@@ -31,12 +32,12 @@ def test_no_audit_event_holds_a_tool_argument_or_result(tenant):
     _ingest_every_failing_case(tenant)
     classes = set(AuditEvent.objects.filter(tenant=tenant).values_list("event_class", flat=True))
     assert {
-        gates.INTERRUPTED_SYNTHESIZED,
-        gates.ORPHAN_REMOVED,
-        gates.SCOPE_DRIFT,
-        gates.PROMPT_GAP,
-        gates.UNTRUSTED_HISTORY,
-        gates.MISSING_RECEIPT,
+        EventClass.INTERRUPTED_SYNTHESIZED,
+        EventClass.ORPHAN_REMOVED,
+        EventClass.SCOPE_DRIFT,
+        EventClass.PROMPT_GAP,
+        EventClass.UNTRUSTED_HISTORY,
+        EventClass.MISSING_RECEIPT,
     } <= classes
     table = AuditEvent._meta.db_table
     with connection.cursor() as cursor:
@@ -49,7 +50,7 @@ def test_no_audit_event_holds_a_tool_argument_or_result(tenant):
 
 def test_an_interrupted_call_is_recorded_with_its_hashed_tool_call_id(tenant):
     ingest(tenant, interrupted_history("c-1"), run_id="r-1", conversation_id="c-1", state="interrupted")
-    event = AuditEvent.objects.get(tenant=tenant, event_class=gates.INTERRUPTED_SYNTHESIZED)
+    event = AuditEvent.objects.get(tenant=tenant, event_class=EventClass.INTERRUPTED_SYNTHESIZED)
     assert (event.run_id, event.conversation_id) == ("r-1", "c-1")
     assert event.tool_call_hash == hash_tool_call_id(CARD_CALL_ID)
 
@@ -68,18 +69,18 @@ def test_re_auditing_and_reading_write_each_finding_once(tenant):
 def test_a_new_finding_on_a_later_snapshot_is_recorded(tenant):
     run = ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
     assert list(AuditEvent.objects.filter(run_id="r-1").values_list("event_class", flat=True)) == [
-        gates.MISSING_RECEIPT
+        EventClass.MISSING_RECEIPT
     ]
     ingest(tenant, interrupted_history("c-1"), run_id="r-1", conversation_id="c-1", state="interrupted")
     run.refresh_from_db()
     assert set(AuditEvent.objects.filter(run_id="r-1").values_list("event_class", flat=True)) == {
-        gates.MISSING_RECEIPT,
-        gates.INTERRUPTED_SYNTHESIZED,
+        EventClass.MISSING_RECEIPT,
+        EventClass.INTERRUPTED_SYNTHESIZED,
     }
 
 
 def test_audit_events_are_append_only(tenant):
-    event = service.record_event(tenant, gates.KEY_CREATED, actor="admin@acme.test")
+    event = events.record_event(tenant, EventClass.KEY_CREATED, actor="admin@acme.test")
     with pytest.raises(TypeError, match="append-only"):
         event.save()
     with pytest.raises(TypeError, match="append-only"):
@@ -93,35 +94,35 @@ def test_audit_events_are_append_only(tenant):
 
 def test_an_unknown_event_class_is_refused_and_nothing_is_written(tenant):
     with pytest.raises(ValueError, match="Unknown audit event class"):
-        service.record_event(tenant, "coffee_break")
+        events.record_event(tenant, "coffee_break")
     assert AuditEvent.objects.count() == 0
 
 
 def test_events_list_filters_by_class_run_and_conversation_within_the_tenant(tenant, other_tenant):
     _ingest_every_failing_case(tenant)
     ingest(other_tenant, interrupted_history("c-1"), run_id="r-1", conversation_id="c-1", state="interrupted")
-    service.record_event(tenant, gates.EXPORT, actor="admin@acme.test", conversation_id="c-2")
+    events.record_event(tenant, EventClass.EXPORT, actor="admin@acme.test", conversation_id="c-2")
 
-    interrupted = service.list_audit_events(tenant, event_classes=[gates.INTERRUPTED_SYNTHESIZED])
+    interrupted = events.list_audit_events(tenant, event_classes=[EventClass.INTERRUPTED_SYNTHESIZED])
     assert [(e.tenant_id, e.run_id) for e in interrupted] == [(tenant.id, "r-1")]
-    assert {e.event_class for e in service.list_audit_events(tenant, run_id="r-2")} == {
-        gates.ORPHAN_REMOVED,
-        gates.MISSING_RECEIPT,
+    assert {e.event_class for e in events.list_audit_events(tenant, run_id="r-2")} == {
+        EventClass.ORPHAN_REMOVED,
+        EventClass.MISSING_RECEIPT,
     }
-    assert gates.EXPORT in {e.event_class for e in service.list_audit_events(tenant, conversation_id="c-2")}
-    everything = service.list_audit_events(tenant, limit=500)
+    assert EventClass.EXPORT in {e.event_class for e in events.list_audit_events(tenant, conversation_id="c-2")}
+    everything = events.list_audit_events(tenant, limit=500)
     assert all(e.tenant_id == tenant.id for e in everything)
-    page = service.list_audit_events(tenant, limit=3)
-    rest = service.list_audit_events(tenant, limit=500, before_id=page[-1].id)
+    page = events.list_audit_events(tenant, limit=3)
+    rest = events.list_audit_events(tenant, limit=500, before_id=page[-1].id)
     assert len(page) + len(rest) == len(everything)
     with pytest.raises(ValueError, match="coffee"):
-        service.list_audit_events(tenant, event_classes=["coffee"])
+        events.list_audit_events(tenant, event_classes=["coffee"])
 
 
 def test_repairs_are_listed_across_the_tenant_with_tool_names_and_guidance(tenant, other_tenant):
     _ingest_every_failing_case(tenant)
     ingest(other_tenant, interrupted_history("c-9"), run_id="r-9", conversation_id="c-9", state="interrupted")
-    repairs = service.list_repairs(tenant)
+    repairs = listing.list_repairs(tenant)
     assert sorted((r.run_id, r.code, r.tool_name) for r in repairs) == [
         ("r-1", "INTERRUPTED TOOL", "charge_card"),
         ("r-2", "ORPHAN RESULT REMOVED", "send_email"),

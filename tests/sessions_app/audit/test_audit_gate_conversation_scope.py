@@ -1,7 +1,7 @@
 """Gate 5: every message belongs to the run's conversation, in this tenant, with ids not confused."""
 
 from sessions_app.audit import gates
-from sessions_app.audit.verdict import SCOPE_DRIFT
+from sessions_app.audit.vocabulary import Verdict
 from tests.sessions_app.audit.audit_cases import context_for, mailer_history, mixed_conversation_history
 
 
@@ -19,7 +19,7 @@ def test_mixed_conversation_ids_without_a_merge_are_scope_drift():
     findings = gates.check_conversation_scope(
         messages, context_for(messages, owned_conversation_ids=frozenset({"conv-a", "conv-b"}))
     )
-    assert [f.code for f in findings] == [SCOPE_DRIFT]
+    assert [f.code for f in findings] == [Verdict.SCOPE_DRIFT]
     assert "'conv-a' (4 message(s))" in findings[0].detail
 
 
@@ -64,7 +64,7 @@ def test_a_run_written_for_another_principal_than_the_owner_is_scope_drift():
         messages,
         context_for(messages, owner_principal_hash=OWNER, run_principal_hashes=frozenset({OWNER, OTHER})),
     )
-    assert [f.code for f in findings] == [SCOPE_DRIFT]
+    assert [f.code for f in findings] == [Verdict.SCOPE_DRIFT]
     assert "written for principal bbbbbbbbbbbb…" in findings[0].detail
     assert "belongs to principal aaaaaaaaaaaa…" in findings[0].detail
     assert OTHER not in findings[0].detail  # shown truncated only

@@ -1,9 +1,9 @@
-"""Gate 6: only an outcome receipt proves the effect; a live wait is WAITING, an expired one STUCK."""
+"""Gate 6: only an outcome receipt proves the effect; a live wait is Verdict.WAITING, an expired one Verdict.STUCK."""
 
 from datetime import timedelta
 
 from sessions_app.audit import gates
-from sessions_app.audit.verdict import MISSING_OUTCOME_RECEIPT, STUCK, WAITING
+from sessions_app.audit.vocabulary import Evidence, Verdict
 from tests.sessions_app.audit.audit_cases import context_for, mailer_history
 
 
@@ -17,18 +17,19 @@ def _receipt(evidence, effect="invoice-email-sent"):
 
 
 def test_an_outcome_receipt_passes():
-    assert _codes(receipts=(_receipt(gates.OUTCOME),)) == []
+    assert _codes(receipts=(_receipt(Evidence.OUTCOME),)) == []
 
 
 def test_activity_and_transport_evidence_are_not_proof():
-    assert _codes(receipts=()) == [MISSING_OUTCOME_RECEIPT]
-    assert _codes(receipts=(_receipt(gates.ACTIVITY),)) == [MISSING_OUTCOME_RECEIPT]
-    assert _codes(receipts=(_receipt(gates.ACTIVITY), _receipt(gates.TRANSPORT))) == [MISSING_OUTCOME_RECEIPT]
+    assert _codes(receipts=()) == [Verdict.MISSING_OUTCOME_RECEIPT]
+    assert _codes(receipts=(_receipt(Evidence.ACTIVITY),)) == [Verdict.MISSING_OUTCOME_RECEIPT]
+    weak = (_receipt(Evidence.ACTIVITY), _receipt(Evidence.TRANSPORT))
+    assert _codes(receipts=weak) == [Verdict.MISSING_OUTCOME_RECEIPT]
 
 
 def test_every_effect_needs_its_own_outcome():
     messages = mailer_history()
-    receipts = (_receipt(gates.OUTCOME), _receipt(gates.TRANSPORT, effect="ledger-entry-posted"))
+    receipts = (_receipt(Evidence.OUTCOME), _receipt(Evidence.TRANSPORT, effect="ledger-entry-posted"))
     (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=receipts))
     assert "'ledger-entry-posted' has only transport evidence" in finding.detail
 
@@ -38,7 +39,7 @@ def test_a_live_wait_turns_a_missing_receipt_into_waiting():
     ctx = context_for(messages, receipts=())
     wait = gates.WaitFact("ops@acme.test", "approve the refund", ctx.now + timedelta(hours=4))
     (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
-    assert finding.code == WAITING
+    assert finding.code == Verdict.WAITING
     assert "ops@acme.test" in finding.detail
 
 
@@ -46,15 +47,15 @@ def test_after_the_deadline_with_no_outcome_the_run_is_stuck():
     messages = mailer_history()
     now = context_for(messages).now
     wait = gates.WaitFact("ops@acme.test", "approve the refund", now - timedelta(minutes=1))
-    assert _codes(receipts=(), waits=(wait,)) == [STUCK]
+    assert _codes(receipts=(), waits=(wait,)) == [Verdict.STUCK]
     # An outcome closes the question whatever the wait says.
-    assert _codes(receipts=(_receipt(gates.OUTCOME),), waits=(wait,)) == []
+    assert _codes(receipts=(_receipt(Evidence.OUTCOME),), waits=(wait,)) == []
 
 
 def test_a_resolved_wait_no_longer_counts():
     now = context_for(mailer_history()).now
     wait = gates.WaitFact("ops", "approve", now + timedelta(hours=1), resolved=True)
-    assert _codes(receipts=(), waits=(wait,)) == [MISSING_OUTCOME_RECEIPT]
+    assert _codes(receipts=(), waits=(wait,)) == [Verdict.MISSING_OUTCOME_RECEIPT]
 
 
 def test_a_history_without_any_model_response_claims_no_effect_yet():
@@ -68,7 +69,7 @@ def test_a_live_wait_before_any_model_response_is_waiting():
     ctx = context_for(messages, receipts=())
     wait = gates.WaitFact("ops@acme.test", "approve the refund", ctx.now + timedelta(hours=4))
     (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
-    assert finding.code == WAITING
+    assert finding.code == Verdict.WAITING
     assert "no model response yet" in finding.detail and "ops@acme.test" in finding.detail
 
 
@@ -77,11 +78,11 @@ def test_an_expired_wait_before_any_model_response_is_stuck():
     now = context_for(messages).now
     wait = gates.WaitFact("ops@acme.test", "approve the refund", now - timedelta(minutes=1))
     (finding,) = gates.check_outcome_receipt(messages, context_for(messages, receipts=(), waits=(wait,)))
-    assert finding.code == STUCK
+    assert finding.code == Verdict.STUCK
 
 
 def test_a_live_wait_counts_even_when_every_effect_has_an_outcome():
     messages = mailer_history()
     now = context_for(messages).now
     wait = gates.WaitFact("ops", "approve the refund", now + timedelta(hours=1))
-    assert _codes(receipts=(_receipt(gates.OUTCOME),), waits=(wait,)) == [WAITING]
+    assert _codes(receipts=(_receipt(Evidence.OUTCOME),), waits=(wait,)) == [Verdict.WAITING]

@@ -6,7 +6,7 @@ from pydantic_ai.models.function import FunctionModel
 
 from sessions_app.audit import gates
 from sessions_app.audit.digests import prompt_sha256
-from sessions_app.audit.verdict import SYSTEM_PROMPT_GAP
+from sessions_app.audit.vocabulary import ContractKind, Verdict
 from tests.sessions_app.audit.audit_cases import (
     SYSTEM_PROMPT,
     context_for,
@@ -38,22 +38,22 @@ def test_the_hash_of_a_prompt_file_with_a_trailing_newline_matches():
 def test_a_history_whose_system_prompt_was_dropped_is_a_gap():
     messages = history_without_system_prompt()
     (finding,) = gates.check_prompt_continuity(messages, context_for(messages))
-    assert finding.code == SYSTEM_PROMPT_GAP
+    assert finding.code == Verdict.SYSTEM_PROMPT_GAP
     assert "carries no system prompt" in finding.detail
     assert SYSTEM_PROMPT not in finding.detail
 
 
 def test_a_different_prompt_than_the_contract_is_a_gap():
     messages = mailer_history()
-    contract = gates.PromptContractFact(gates.CONTRACT_HASH, prompt_sha256("You are a different agent."))
+    contract = gates.PromptContractFact(ContractKind.HASH, prompt_sha256("You are a different agent."))
     (finding,) = gates.check_prompt_continuity(messages, context_for(messages, prompt_contract=contract))
     assert "1 system prompt part(s)" in finding.detail
 
 
 def test_a_label_contract_passes_when_the_prompt_carries_the_label():
     messages = mailer_history()
-    carried = gates.PromptContractFact(gates.CONTRACT_LABEL, "Acme billing mailer")
-    missing = gates.PromptContractFact(gates.CONTRACT_LABEL, "prompt-v7")
+    carried = gates.PromptContractFact(ContractKind.LABEL, "Acme billing mailer")
+    missing = gates.PromptContractFact(ContractKind.LABEL, "prompt-v7")
     assert gates.check_prompt_continuity(messages, context_for(messages, prompt_contract=carried)) == []
     (finding,) = gates.check_prompt_continuity(messages, context_for(messages, prompt_contract=missing))
     assert "prompt-v7" in finding.detail
@@ -61,16 +61,16 @@ def test_a_label_contract_passes_when_the_prompt_carries_the_label():
 
 def test_an_agent_declared_dynamic_passes_on_recorded_instructions_without_a_system_prompt():
     messages = _dynamic_history()
-    contract = gates.PromptContractFact(gates.CONTRACT_DYNAMIC)
+    contract = gates.PromptContractFact(ContractKind.DYNAMIC)
     assert gates.check_prompt_continuity(messages, context_for(messages, prompt_contract=contract)) == []
     # The same history judged against a hash contract has no system prompt to match.
     (finding,) = gates.check_prompt_continuity(messages, context_for(messages))
-    assert finding.code == SYSTEM_PROMPT_GAP
+    assert finding.code == Verdict.SYSTEM_PROMPT_GAP
 
 
 def test_a_dynamic_declaration_without_any_recorded_instructions_is_a_gap():
     messages = history_without_system_prompt()
-    contract = gates.PromptContractFact(gates.CONTRACT_DYNAMIC)
+    contract = gates.PromptContractFact(ContractKind.DYNAMIC)
     (finding,) = gates.check_prompt_continuity(messages, context_for(messages, prompt_contract=contract))
     assert "dynamic instructions" in finding.detail
 
@@ -90,5 +90,5 @@ def test_without_a_contract_any_system_prompt_or_instructions_pass_and_none_is_a
 def test_changing_the_contract_changes_the_finding_key():
     bare = history_without_system_prompt()
     one = gates.check_prompt_continuity(bare, context_for(bare))[0].key
-    other = gates.PromptContractFact(gates.CONTRACT_LABEL, "v2")
+    other = gates.PromptContractFact(ContractKind.LABEL, "v2")
     assert gates.check_prompt_continuity(bare, context_for(bare, prompt_contract=other))[0].key != one

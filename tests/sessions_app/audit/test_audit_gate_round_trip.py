@@ -3,7 +3,7 @@
 import json
 
 from sessions_app.audit import gates
-from sessions_app.audit.verdict import ROUND_TRIP_MISMATCH
+from sessions_app.audit.vocabulary import Verdict
 from tests.sessions_app.audit.audit_cases import RECIPIENT, context_for, mailer_history
 
 
@@ -29,7 +29,7 @@ def test_a_field_the_adapter_drops_is_a_mismatch_named_by_path():
     tampered["parts"][0]["approved_by"] = "finance-lead"
     stored[1] = json.dumps(tampered)
     (finding,) = gates.check_round_trip(messages, context_for(messages, stored_messages=tuple(stored)))
-    assert finding.code == ROUND_TRIP_MISMATCH
+    assert finding.code == Verdict.ROUND_TRIP_MISMATCH
     assert "Stored message 1" in finding.detail
     assert ".parts[0].approved_by (dropped by the adapter)" in finding.detail
     assert "finance-lead" not in finding.detail
@@ -43,7 +43,7 @@ def test_a_message_that_does_not_validate_is_a_mismatch_without_its_content():
     stored[1] = json.dumps(broken)
     stored.append("{not json")
     findings = gates.check_round_trip(messages, context_for(messages, stored_messages=tuple(stored)))
-    assert [f.code for f in findings] == [ROUND_TRIP_MISMATCH, ROUND_TRIP_MISMATCH]
+    assert [f.code for f in findings] == [Verdict.ROUND_TRIP_MISMATCH, Verdict.ROUND_TRIP_MISMATCH]
     assert "does not validate as a ModelMessage" in findings[0].detail
     assert "is not JSON" in findings[1].detail
     assert all(RECIPIENT not in f.detail for f in findings)

@@ -4,7 +4,7 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart, repair_messages
 
 from sessions_app.audit import gates
 from sessions_app.audit.digests import hash_tool_call_id
-from sessions_app.audit.verdict import INTERRUPTED_TOOL, ORPHAN_RESULT_REMOVED
+from sessions_app.audit.vocabulary import EventClass, Verdict
 from tests.sessions_app.audit.audit_cases import (
     ARGUMENT_MARKERS,
     CARD_CALL_ID,
@@ -32,8 +32,8 @@ def test_merging_adjacent_requests_is_normalization_not_a_finding():
 def test_a_crashed_tool_call_is_an_interrupted_finding_with_its_hashed_id():
     messages = interrupted_history()
     (finding,) = gates.check_tool_pairing(messages, context_for(messages))
-    assert finding.code == INTERRUPTED_TOOL
-    assert finding.event_class == gates.INTERRUPTED_SYNTHESIZED
+    assert finding.code == Verdict.INTERRUPTED_TOOL
+    assert finding.event_class == EventClass.INTERRUPTED_SYNTHESIZED
     assert finding.tool_name == "charge_card"
     assert finding.tool_call_hash == hash_tool_call_id(CARD_CALL_ID)
     assert CARD_CALL_ID not in finding.tool_call_hash
@@ -56,8 +56,8 @@ def test_the_ledger_says_whether_the_interrupted_tool_had_started():
 def test_an_orphan_result_is_a_removal_finding_with_its_hashed_id():
     messages = history_with_orphan_result()
     (finding,) = gates.check_tool_pairing(messages, context_for(messages))
-    assert finding.code == ORPHAN_RESULT_REMOVED
-    assert finding.event_class == gates.ORPHAN_REMOVED
+    assert finding.code == Verdict.ORPHAN_RESULT_REMOVED
+    assert finding.event_class == EventClass.ORPHAN_REMOVED
     assert finding.tool_call_hash == hash_tool_call_id(MAIL_CALL_ID)
     assert "audit record" in finding.guidance
 
@@ -65,7 +65,7 @@ def test_an_orphan_result_is_a_removal_finding_with_its_hashed_id():
 def test_a_history_stored_after_an_earlier_repair_still_shows_the_interrupted_call():
     repaired = repair_messages(interrupted_history())
     (finding,) = gates.check_tool_pairing(repaired, context_for(repaired))
-    assert finding.code == INTERRUPTED_TOOL
+    assert finding.code == Verdict.INTERRUPTED_TOOL
     assert "earlier repair" in finding.detail
 
 

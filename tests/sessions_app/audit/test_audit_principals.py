@@ -7,8 +7,8 @@ import json
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.audit import verdict as v
 from sessions_app.audit.principals import principal_hash
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import Conversation, RunVerdict, Snapshot
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.rowcounts import row_counts
@@ -32,7 +32,7 @@ def test_a_run_written_for_another_principal_than_the_owner_is_scope_drift(tenan
     later = mailer_agent().run_sync("And April", message_history=first, conversation_id="c-1").all_messages()
     run = ingest(tenant, later, run_id="r-2", conversation_id="c-1", principal="user:mallory")
     stored = RunVerdict.objects.get(run=run)
-    assert stored.verdict == v.SCOPE_DRIFT
+    assert stored.verdict == Verdict.SCOPE_DRIFT
     (finding,) = [f for f in stored.findings if f["gate"] == "conversation_scope"]
     assert "written for principal" in finding["detail"] and "mallory" not in json.dumps(stored.findings)
     # The owner did not change: the first principal keeps it.

@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.audit import service
-from sessions_app.audit import verdict as v
+from sessions_app.audit import events, evidence, service
 from sessions_app.audit.digests import hash_resume_token, prompt_sha256
 from sessions_app.audit.inputs import AuditInputError
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import (
     AuditEvent,
     ConversationMerge,
@@ -41,11 +41,11 @@ def _verdict(run):
 
 def test_an_outcome_receipt_makes_the_stored_verdict_ready(tenant):
     run = ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
-    assert _verdict(run) == v.MISSING_OUTCOME_RECEIPT
-    service.add_receipt(tenant, {**outcome_receipt("r-1"), "evidence": "transport"})
-    assert _verdict(run) == v.MISSING_OUTCOME_RECEIPT
-    receipt, report = service.add_receipt(tenant, outcome_receipt("r-1"))
-    assert report.verdict == v.READY == _verdict(run)
+    assert _verdict(run) == Verdict.MISSING_OUTCOME_RECEIPT
+    evidence.add_receipt(tenant, {**outcome_receipt("r-1"), "evidence": "transport"})
+    assert _verdict(run) == Verdict.MISSING_OUTCOME_RECEIPT
+    receipt, report = evidence.add_receipt(tenant, outcome_receipt("r-1"))
+    assert report.verdict == Verdict.READY == _verdict(run)
     assert (receipt.evidence, receipt.reference) == ("outcome", "sha256:5f1c0e")
 
 
@@ -64,16 +64,16 @@ def test_a_bad_receipt_is_refused_with_its_problem_named_and_nothing_changes(ten
     ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
     before = _counts()
     with pytest.raises(AuditInputError, match=message):
-        service.add_receipt(tenant, {**outcome_receipt("r-1"), **change})
+        evidence.add_receipt(tenant, {**outcome_receipt("r-1"), **change})
     assert _counts() == before
 
 
 def test_another_tenants_run_answers_like_a_missing_one(tenant, other_tenant):
     ingest(other_tenant, mailer_history("c-1"), run_id="r-theirs", conversation_id="c-1")
     with pytest.raises(AuditInputError) as theirs:
-        service.add_receipt(tenant, outcome_receipt("r-theirs"))
+        evidence.add_receipt(tenant, outcome_receipt("r-theirs"))
     with pytest.raises(AuditInputError) as missing:
-        service.add_receipt(tenant, outcome_receipt("r-nowhere"))
+        evidence.add_receipt(tenant, outcome_receipt("r-nowhere"))
     assert theirs.value.status == missing.value.status == 404
     assert str(theirs.value).replace("r-theirs", "X") == str(missing.value).replace("r-nowhere", "X")
 
@@ -83,12 +83,12 @@ def test_a_wait_stores_only_a_hash_of_its_resume_token(tenant):
     deadline = (timezone.now() + timedelta(days=1)).isoformat()
     token = "resume-me-please-0123456789"
     data = {"run_id": "r-1", "owner": "ops", "decision": "approve refund", "deadline": deadline}
-    wait, generated, report = service.add_wait(tenant, {**data, "resume_token": token})
-    assert generated is None and report.verdict == v.WAITING
+    wait, generated, report = evidence.add_wait(tenant, {**data, "resume_token": token})
+    assert generated is None and report.verdict == Verdict.WAITING
     assert wait.resume_token_hash == hash_resume_token(token) and token not in repr(
         Wait.objects.values().get()
     )
-    second, generated, _ = service.add_wait(tenant, data)
+    second, generated, _ = evidence.add_wait(tenant, data)
     assert generated and second.resume_token_hash == hash_resume_token(generated)
 
 
@@ -107,7 +107,7 @@ def test_a_bad_wait_is_refused_and_nothing_changes(tenant, change, message):
     data = {"run_id": "r-1", "owner": "ops", "decision": "approve", "deadline": "2099-01-01T00:00:00+00:00"}
     before = _counts()
     with pytest.raises(AuditInputError, match=message):
-        service.add_wait(tenant, {**data, **change})
+        evidence.add_wait(tenant, {**data, **change})
     assert _counts() == before
 
 
@@ -115,12 +115,12 @@ def test_a_wait_past_its_deadline_is_found_by_the_due_refresh(tenant):
     run = ingest(tenant, mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
     now = timezone.now()
     deadline = now + timedelta(minutes=30)
-    service.add_wait(
+    evidence.add_wait(
         tenant, {"run_id": "r-1", "owner": "ops", "decision": "d", "deadline": deadline.isoformat()}, now=now
     )
     assert service.refresh_due_verdicts(now=now) == 0
     assert service.refresh_due_verdicts(now=deadline + timedelta(minutes=1)) == 1
-    assert _verdict(run) == v.STUCK
+    assert _verdict(run) == Verdict.STUCK
     assert RunVerdict.objects.get(run=run).recheck_at is None
 
 
@@ -130,19 +130,18 @@ def test_registering_a_prompt_contract_re_audits_that_agents_runs(tenant):
     other = ingest(
         tenant, history_without_system_prompt("c-3"), run_id="r-3", conversation_id="c-3", agent="other"
     )
-    assert [_verdict(r) for r in (bare, full, other)] == [v.SYSTEM_PROMPT_GAP, v.MISSING_OUTCOME_RECEIPT] + [
-        v.SYSTEM_PROMPT_GAP
-    ]
-    contract, count = service.set_prompt_contract(tenant, "mailer", {"kind": "dynamic"})
+    gap, missing = Verdict.SYSTEM_PROMPT_GAP, Verdict.MISSING_OUTCOME_RECEIPT
+    assert [_verdict(r) for r in (bare, full, other)] == [gap, missing, gap]
+    contract, count = evidence.set_prompt_contract(tenant, "mailer", {"kind": "dynamic"})
     assert count == 2 and contract.value == ""
-    assert _verdict(bare) == v.SYSTEM_PROMPT_GAP  # declared dynamic, yet no instructions were recorded
-    service.set_prompt_contract(
+    assert _verdict(bare) == Verdict.SYSTEM_PROMPT_GAP  # declared dynamic, yet no instructions were recorded
+    evidence.set_prompt_contract(
         tenant, "mailer", {"kind": "hash", "value": prompt_sha256(SYSTEM_PROMPT).upper()}
     )
     assert PromptContract.objects.get(tenant=tenant, agent_name="mailer").value == prompt_sha256(
         SYSTEM_PROMPT
     )
-    assert [_verdict(r) for r in (bare, full)] == [v.SYSTEM_PROMPT_GAP, v.MISSING_OUTCOME_RECEIPT]
+    assert [_verdict(r) for r in (bare, full)] == [Verdict.SYSTEM_PROMPT_GAP, Verdict.MISSING_OUTCOME_RECEIPT]
     assert PromptContract.objects.count() == 1
 
 
@@ -160,29 +159,29 @@ def test_registering_a_prompt_contract_re_audits_that_agents_runs(tenant):
 def test_a_bad_prompt_contract_is_refused_and_nothing_changes(tenant, agent, data, message):
     before = _counts()
     with pytest.raises(AuditInputError, match=message):
-        service.set_prompt_contract(tenant, agent, data)
+        evidence.set_prompt_contract(tenant, agent, data)
     assert _counts() == before
 
 
 def test_a_recorded_merge_clears_scope_drift(tenant):
     run = ingest(tenant, mixed_conversation_history("c-old", "c-new"), run_id="r-1", conversation_id="c-new")
-    assert _verdict(run) == v.SCOPE_DRIFT
-    service.record_merge(tenant, "c-new", "c-old", actor="ops@acme.test")
-    assert _verdict(run) == v.MISSING_OUTCOME_RECEIPT
+    assert _verdict(run) == Verdict.SCOPE_DRIFT
+    evidence.record_merge(tenant, "c-new", "c-old", actor="ops@acme.test")
+    assert _verdict(run) == Verdict.MISSING_OUTCOME_RECEIPT
 
 
 def test_deleting_a_tenant_removes_its_append_only_audit_events(tenant, other_tenant):
-    service.record_event(tenant, "key_created", actor="admin@acme.test")
-    service.record_event(other_tenant, "key_created", actor="admin@globex.test")
+    events.record_event(tenant, "key_created", actor="admin@acme.test")
+    events.record_event(other_tenant, "key_created", actor="admin@globex.test")
     Tenant.objects.filter(pk=tenant.pk).delete()
     assert list(AuditEvent.objects.values_list("actor", flat=True)) == ["admin@globex.test"]
 
 
 def test_a_contract_for_an_agent_with_many_runs_marks_the_older_ones_due(tenant, monkeypatch):
-    monkeypatch.setattr(service, "REAUDIT_INLINE_LIMIT", 1)
+    monkeypatch.setattr(evidence, "REAUDIT_INLINE_LIMIT", 1)
     older = ingest(tenant, history_without_system_prompt("c-1"), run_id="r-1", conversation_id="c-1")
     newer = ingest(tenant, history_without_system_prompt("c-2"), run_id="r-2", conversation_id="c-2")
-    _, count = service.set_prompt_contract(tenant, "mailer", {"kind": "dynamic"})
+    _, count = evidence.set_prompt_contract(tenant, "mailer", {"kind": "dynamic"})
     assert count == 1
     assert RunVerdict.objects.get(run=older).recheck_at is not None
     assert RunVerdict.objects.get(run=newer).recheck_at is None

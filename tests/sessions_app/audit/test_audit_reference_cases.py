@@ -4,9 +4,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from sessions_app.audit import service
-from sessions_app.audit import verdict as v
+from sessions_app.audit import evidence, service
 from sessions_app.audit.digests import prompt_sha256
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import RunVerdict
 from tests.sessions_app.audit.audit_cases import (
     SYSTEM_PROMPT,
@@ -21,7 +21,7 @@ from tests.sessions_app.audit.audit_cases import (
 
 
 def _register_contract(tenant):
-    service.set_prompt_contract(tenant, "mailer", {"kind": "hash", "value": prompt_sha256(SYSTEM_PROMPT)})
+    evidence.set_prompt_contract(tenant, "mailer", {"kind": "hash", "value": prompt_sha256(SYSTEM_PROMPT)})
 
 
 def test_the_seven_reference_cases_give_the_seven_verdicts(tenant):
@@ -38,17 +38,17 @@ def test_the_seven_reference_cases_give_the_seven_verdicts(tenant):
     for name, (messages, options, with_receipt) in cases.items():
         ingest(tenant, messages, run_id=f"r-{name}", conversation_id=f"c-{name}", **options)
         if with_receipt:
-            service.add_receipt(tenant, outcome_receipt(f"r-{name}"))
+            evidence.add_receipt(tenant, outcome_receipt(f"r-{name}"))
 
     verdicts = dict(RunVerdict.objects.filter(tenant=tenant).values_list("run__run_id", "verdict"))
     assert verdicts == {
-        "r-ready": v.READY,
-        "r-no-prompt": v.SYSTEM_PROMPT_GAP,
-        "r-interrupted": v.INTERRUPTED_TOOL,
-        "r-orphan": v.ORPHAN_RESULT_REMOVED,
-        "r-mixed": v.SCOPE_DRIFT,
-        "r-no-receipt": v.MISSING_OUTCOME_RECEIPT,
-        "r-client": v.UNTRUSTED_HISTORY,
+        "r-ready": Verdict.READY,
+        "r-no-prompt": Verdict.SYSTEM_PROMPT_GAP,
+        "r-interrupted": Verdict.INTERRUPTED_TOOL,
+        "r-orphan": Verdict.ORPHAN_RESULT_REMOVED,
+        "r-mixed": Verdict.SCOPE_DRIFT,
+        "r-no-receipt": Verdict.MISSING_OUTCOME_RECEIPT,
+        "r-client": Verdict.UNTRUSTED_HISTORY,
     }
     # Each case fails exactly its own gate: no other finding hides behind the verdict.
     for stored in RunVerdict.objects.filter(tenant=tenant):
@@ -67,11 +67,11 @@ def test_combined_failures_keep_every_finding_and_show_the_gravest(tenant):
         source="client",
     )
     report = service.audit_report(run)
-    assert report.verdict == v.UNTRUSTED_HISTORY
+    assert report.verdict == Verdict.UNTRUSTED_HISTORY
     assert [f["code"] for f in report.findings] == [
-        v.UNTRUSTED_HISTORY,
-        v.INTERRUPTED_TOOL,
-        v.MISSING_OUTCOME_RECEIPT,
+        Verdict.UNTRUSTED_HISTORY,
+        Verdict.INTERRUPTED_TOOL,
+        Verdict.MISSING_OUTCOME_RECEIPT,
     ]
 
     # Mixed ids and a dropped system prompt: scope drift wins over the prompt gap.
@@ -79,8 +79,8 @@ def test_combined_failures_keep_every_finding_and_show_the_gravest(tenant):
     messages[0] = type(messages[0])(parts=messages[0].parts, conversation_id="c-elsewhere")
     drift = ingest(tenant, messages, run_id="r-drift", conversation_id="c-drift")
     codes = [f["code"] for f in service.audit_report(drift).findings]
-    assert codes[0] == v.SCOPE_DRIFT and v.SYSTEM_PROMPT_GAP in codes
-    assert service.audit_report(drift).verdict == v.SCOPE_DRIFT
+    assert codes[0] == Verdict.SCOPE_DRIFT and Verdict.SYSTEM_PROMPT_GAP in codes
+    assert service.audit_report(drift).verdict == Verdict.SCOPE_DRIFT
 
 
 def test_a_wait_makes_a_run_waiting_then_stuck_after_its_deadline(tenant):
@@ -88,7 +88,7 @@ def test_a_wait_makes_a_run_waiting_then_stuck_after_its_deadline(tenant):
     run = ingest(tenant, mailer_history("c-wait"), run_id="r-wait", conversation_id="c-wait")
     now = timezone.now()
     deadline = now + timedelta(hours=2)
-    service.add_wait(
+    evidence.add_wait(
         tenant,
         {
             "run_id": "r-wait",
@@ -98,6 +98,6 @@ def test_a_wait_makes_a_run_waiting_then_stuck_after_its_deadline(tenant):
         },
         now=now,
     )
-    assert service.audit_report(run, now=now).verdict == v.WAITING
-    assert service.audit_report(run, now=deadline + timedelta(seconds=1)).verdict == v.STUCK
-    assert RunVerdict.objects.get(run=run).verdict == v.STUCK
+    assert service.audit_report(run, now=now).verdict == Verdict.WAITING
+    assert service.audit_report(run, now=deadline + timedelta(seconds=1)).verdict == Verdict.STUCK
+    assert RunVerdict.objects.get(run=run).verdict == Verdict.STUCK

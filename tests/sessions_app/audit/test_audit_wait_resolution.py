@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.audit import service
-from sessions_app.audit import verdict as v
+from sessions_app.audit import evidence
 from sessions_app.audit.inputs import AuditInputError
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import AuditEvent, RunVerdict, Wait
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.rowcounts import row_counts
@@ -21,10 +21,10 @@ TOKEN = "resume-token-for-tests-0123456789"
 def _waiting_run(tenant, messages=None):
     run = ingest(tenant, messages or mailer_history("c-1"), run_id="r-1", conversation_id="c-1")
     deadline = (timezone.now() + timedelta(hours=2)).isoformat()
-    service.add_wait(
+    evidence.add_wait(
         tenant, {"run_id": "r-1", "owner": "ops", "decision": "approve", "deadline": deadline, "resume_token": TOKEN}
     )
-    assert RunVerdict.objects.get(run=run).verdict == v.WAITING
+    assert RunVerdict.objects.get(run=run).verdict == Verdict.WAITING
     return run
 
 
@@ -39,12 +39,12 @@ def _post(client, key, body):
 
 def test_the_right_token_resolves_the_wait_and_re_audits_the_run(client, tenant):
     run = _waiting_run(tenant)
-    service.add_receipt(tenant, outcome_receipt("r-1"))
-    assert RunVerdict.objects.get(run=run).verdict == v.WAITING  # the decision is still pending
+    evidence.add_receipt(tenant, outcome_receipt("r-1"))
+    assert RunVerdict.objects.get(run=run).verdict == Verdict.WAITING  # the decision is still pending
     _, key = create_api_key(tenant, "server")
     response = _post(client, key, {"run_id": "r-1", "resume_token": TOKEN})
     assert response.status_code == 200
-    assert response.json()["verdict"] == v.READY == RunVerdict.objects.get(run=run).verdict
+    assert response.json()["verdict"] == Verdict.READY == RunVerdict.objects.get(run=run).verdict
     wait = Wait.objects.get()
     assert wait.resolved_at is not None and wait.resolved_by.startswith("api-key:sdk_s_")
     event = AuditEvent.objects.get(event_class="wait_resolved")
@@ -54,8 +54,8 @@ def test_the_right_token_resolves_the_wait_and_re_audits_the_run(client, tenant)
 
 def test_a_wait_before_any_response_holds_the_run_until_resolved(tenant):
     run = _waiting_run(tenant, mailer_history("c-1")[:1])
-    _, report = service.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
-    assert report.verdict == v.READY == RunVerdict.objects.get(run=run).verdict
+    _, report = evidence.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
+    assert report.verdict == Verdict.READY == RunVerdict.objects.get(run=run).verdict
 
 
 def test_a_wrong_token_is_403_and_changes_nothing(client, tenant):
@@ -69,9 +69,9 @@ def test_a_wrong_token_is_403_and_changes_nothing(client, tenant):
 
 def test_a_resolved_wait_cannot_be_resolved_twice(tenant):
     _waiting_run(tenant)
-    service.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
+    evidence.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
     with pytest.raises(AuditInputError) as again:
-        service.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
+        evidence.resolve_wait(tenant, {"run_id": "r-1", "resume_token": TOKEN})
     assert again.value.status == 403
 
 

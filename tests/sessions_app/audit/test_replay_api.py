@@ -8,10 +8,9 @@ import pytest
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.audit import service
-from sessions_app.audit import verdict as v
-from sessions_app.audit.guidance import guidance_for
+from sessions_app.audit import evidence
 from sessions_app.audit.principals import principal_hash
+from sessions_app.audit.vocabulary import Verdict, guidance_for
 from sessions_app.models import AuditEvent
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.sessions_app.audit.audit_cases import (
@@ -37,7 +36,7 @@ def _replay(client, key, conversation_id="c-1", **params):
 def _ready(tenant, conversation_id="c-1", run_id="r-1", **kwargs):
     messages = mailer_history(conversation_id)
     ingest(tenant, messages, run_id=run_id, conversation_id=conversation_id, **kwargs)
-    service.add_receipt(tenant, outcome_receipt(run_id))
+    evidence.add_receipt(tenant, outcome_receipt(run_id))
     return messages
 
 
@@ -51,14 +50,14 @@ def test_a_ready_conversation_answers_200_with_history_that_validates_back(clien
     response = _replay(client, raw)
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     body = response.json()
-    assert (body["verdict"], body["conversation_id"], body["run_id"]) == (v.READY, "c-1", "r-1")
+    assert (body["verdict"], body["conversation_id"], body["run_id"]) == (Verdict.READY, "c-1", "r-1")
     loaded = ModelMessagesTypeAdapter.validate_python(body["messages"])
     assert loaded == messages
     assert ModelMessagesTypeAdapter.dump_python(loaded, mode="json") == body["messages"]
     (event,) = _events(tenant)
     assert (event.event_class, event.verdict, event.run_id, event.conversation_id) == (
         "replay_allowed",
-        v.READY,
+        Verdict.READY,
         "r-1",
         "c-1",
     )
@@ -71,12 +70,12 @@ def test_an_unready_conversation_answers_409_with_every_finding_and_its_guidance
     response = _replay(client, raw)
     assert response.status_code == 409
     body = response.json()
-    assert body["verdict"] == v.INTERRUPTED_TOOL and "messages" not in body
-    assert [f["code"] for f in body["findings"]] == [v.INTERRUPTED_TOOL, v.MISSING_OUTCOME_RECEIPT]
-    assert body["findings"][0]["guidance"] == guidance_for(v.INTERRUPTED_TOOL)
+    assert body["verdict"] == Verdict.INTERRUPTED_TOOL and "messages" not in body
+    assert [f["code"] for f in body["findings"]] == [Verdict.INTERRUPTED_TOOL, Verdict.MISSING_OUTCOME_RECEIPT]
+    assert body["findings"][0]["guidance"] == guidance_for(Verdict.INTERRUPTED_TOOL)
     assert not any(marker in response.content.decode() for marker in ARGUMENT_MARKERS + RESULT_MARKERS)
     (event,) = _events(tenant)
-    assert (event.event_class, event.verdict) == ("replay_refused", v.INTERRUPTED_TOOL)
+    assert (event.event_class, event.verdict) == ("replay_refused", Verdict.INTERRUPTED_TOOL)
 
 
 def test_an_open_wait_refuses_the_replay_until_resolved_by_its_token(client, tenant, server):
@@ -84,11 +83,11 @@ def test_an_open_wait_refuses_the_replay_until_resolved_by_its_token(client, ten
     _ready(tenant)
     deadline = (timezone.now() + timedelta(hours=1)).isoformat()
     token = "approve-token-0123456789abcdef"
-    service.add_wait(
+    evidence.add_wait(
         tenant, {"run_id": "r-1", "owner": "ops", "decision": "ok?", "deadline": deadline, "resume_token": token}
     )
-    assert _replay(client, raw).json()["verdict"] == v.WAITING
-    service.resolve_wait(tenant, {"run_id": "r-1", "resume_token": token})
+    assert _replay(client, raw).json()["verdict"] == Verdict.WAITING
+    evidence.resolve_wait(tenant, {"run_id": "r-1", "resume_token": token})
     assert _replay(client, raw).status_code == 200
 
 
@@ -101,8 +100,8 @@ def test_the_latest_run_decides(client, tenant, server):
     ingest(tenant, later, run_id="r-2", conversation_id="c-1")
     response = _replay(client, raw)
     assert (response.status_code, response.json()["run_id"]) == (409, "r-2")
-    assert response.json()["verdict"] == v.MISSING_OUTCOME_RECEIPT
-    service.add_receipt(tenant, outcome_receipt("r-2"))
+    assert response.json()["verdict"] == Verdict.MISSING_OUTCOME_RECEIPT
+    evidence.add_receipt(tenant, outcome_receipt("r-2"))
     body = _replay(client, raw).json()
     assert ModelMessagesTypeAdapter.validate_python(body["messages"]) == later
 
@@ -112,10 +111,10 @@ def test_replay_for_another_principal_than_the_owner_is_scope_drift(client, tena
     _ready(tenant, principal="user:dana")
     assert _replay(client, raw, principal="user:dana").status_code == 200
     other = _replay(client, raw, principal="user:mallory")
-    assert other.status_code == 409 and other.json()["verdict"] == v.SCOPE_DRIFT
-    (drift,) = [f for f in other.json()["findings"] if f["code"] == v.SCOPE_DRIFT]
+    assert other.status_code == 409 and other.json()["verdict"] == Verdict.SCOPE_DRIFT
+    (drift,) = [f for f in other.json()["findings"] if f["code"] == Verdict.SCOPE_DRIFT]
     assert drift["detail"].startswith("Replay was asked for principal ")
-    assert drift["guidance"] == guidance_for(v.SCOPE_DRIFT)
+    assert drift["guidance"] == guidance_for(Verdict.SCOPE_DRIFT)
     nobody = _replay(client, raw)
     assert nobody.status_code == 409 and "Replay was asked for no principal" in nobody.content.decode()
     events = _events(tenant)
@@ -131,9 +130,9 @@ def test_a_run_written_for_another_principal_is_refused_even_for_the_owner(clien
     first = _ready(tenant, principal="user:dana")
     later = mailer_agent().run_sync("And April", message_history=first, conversation_id="c-1").all_messages()
     ingest(tenant, later, run_id="r-2", conversation_id="c-1", principal="user:mallory")
-    service.add_receipt(tenant, outcome_receipt("r-2"))
+    evidence.add_receipt(tenant, outcome_receipt("r-2"))
     response = _replay(client, raw, principal="user:dana")
-    assert response.status_code == 409 and response.json()["verdict"] == v.SCOPE_DRIFT
+    assert response.status_code == 409 and response.json()["verdict"] == Verdict.SCOPE_DRIFT
     assert "written for principal" in response.content.decode()
 
 
@@ -144,12 +143,12 @@ def test_a_client_key_gets_only_history_it_wrote_and_that_is_untrusted(client, t
     ingest(
         tenant, mailer_history("c-mine"), run_id="r-mine", conversation_id="c-mine", source="client", api_key=client_key
     )
-    service.add_receipt(tenant, outcome_receipt("r-mine"))
+    evidence.add_receipt(tenant, outcome_receipt("r-mine"))
     _ready(tenant, conversation_id="c-server", run_id="r-server", api_key=server_key)
 
     mine = _replay(client, client_raw, "c-mine")
-    assert mine.status_code == 409 and mine.json()["verdict"] == v.UNTRUSTED_HISTORY
-    assert mine.json()["findings"][0]["guidance"] == guidance_for(v.UNTRUSTED_HISTORY)
+    assert mine.status_code == 409 and mine.json()["verdict"] == Verdict.UNTRUSTED_HISTORY
+    assert mine.json()["findings"][0]["guidance"] == guidance_for(Verdict.UNTRUSTED_HISTORY)
     # History this client key did not write answers exactly like a missing conversation.
     theirs = _replay(client, other_client_raw, "c-mine")
     servers = _replay(client, client_raw, "c-server")
@@ -158,7 +157,7 @@ def test_a_client_key_gets_only_history_it_wrote_and_that_is_untrusted(client, t
     assert servers.json()["error"].replace("c-server", "X") == missing.json()["error"].replace("c-nowhere", "X")
     # A server key may ask for any conversation of its tenant.
     assert _replay(client, server_raw, "c-server").status_code == 200
-    assert _replay(client, server_raw, "c-mine").json()["verdict"] == v.UNTRUSTED_HISTORY
+    assert _replay(client, server_raw, "c-mine").json()["verdict"] == Verdict.UNTRUSTED_HISTORY
 
 
 def test_another_tenants_conversation_is_404_like_a_missing_one(client, tenant, other_tenant, server):

@@ -8,8 +8,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_harness.step_persistence import StepPersistence
 
-from sessions_app.audit import verdict as v
-from sessions_app.audit.guidance import guidance_for
+from sessions_app.audit.vocabulary import Verdict as v
+from sessions_app.audit.vocabulary import guidance_for
 from sessions_app.client.replay import NotReadyForReplay, ReplayRequestError, SessiondeskReplayClient
 from sessions_app.client.step_store import SessiondeskStepStore
 from sessions_app.models import Conversation, Run

@@ -4,6 +4,7 @@ import csv
 import io
 import re
 
+from sessions_app.audit import evidence
 from sessions_app.audit import listing as audit_listing
 from sessions_app.models import Run, TranscriptEntry
 from sessions_app.models.audit import AuditEvent
@@ -85,13 +86,12 @@ def test_the_run_audit_shows_the_principal_truncated_and_the_replay_requests(wor
 
 
 def test_an_operator_resolves_a_wait_on_the_audit_page_with_its_token(world, as_role):
-    from sessions_app.audit import service
     from sessions_app.models.audit import RunVerdict, Wait
     from tests.rowcounts import row_counts
 
     run = Run.objects.get(tenant=world.acme, run_id="conv-deploy-run-1")
     token = "operator-resume-token-0123456789"
-    service.add_wait(
+    evidence.add_wait(
         world.acme,
         {
             "run_id": run.run_id,

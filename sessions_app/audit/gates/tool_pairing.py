@@ -1,0 +1,133 @@
+"""Gate 4, honest tool pairing: what pydantic-ai's own repair drops and synthesizes. Pure."""
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TypeGuard
+
+from pydantic_ai.messages import (
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponsePart,
+    RetryPromptPart,
+    ToolReturnPart,
+    repair_messages,
+)
+
+from sessions_app.audit.digests import hash_tool_call_id
+from sessions_app.audit.gates.context import TOOL_PAIRING, AuditContext, Finding
+from sessions_app.audit.vocabulary import Verdict
+
+
+def _is_tool_result(part: object) -> TypeGuard[ToolReturnPart | RetryPromptPart]:
+    if isinstance(part, ToolReturnPart):
+        return True
+    return isinstance(part, RetryPromptPart) and part.tool_name is not None
+
+
+def _is_synthesized(part: object) -> TypeGuard[ToolReturnPart]:
+    return isinstance(part, ToolReturnPart) and bool(
+        (part.metadata or {}).get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY)
+    )
+
+
+def _ledger_says(ctx: AuditContext, tool_call_id: str) -> str:
+    if ctx.tool_effects is None:
+        return "No tool-effect ledger was ingested for this run, so whether it started is unknown."
+    status = ctx.tool_effects.get(tool_call_id)
+    if status is None:
+        return "The tool-effect ledger has no record of it: it never started, so it had no side effect."
+    if status == "started":
+        return "The tool-effect ledger shows it started and never finished: its side effect may exist."
+    if status == "completed":
+        return (
+            "The tool-effect ledger shows it completed, but its result is missing: "
+            "its side effect probably exists."
+        )
+    if status == "failed":
+        return "The tool-effect ledger shows it failed; a partial side effect may exist."
+    return f"The tool-effect ledger status is '{status}'."
+
+
+def merge_adjacent_requests(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """Adjacent requests joined into one, part objects kept, in one pass.
+
+    pydantic-ai's repair merges adjacent messages as its last step, in time quadratic in a run of requests
+    (10,000 requests took 12 s). Joining them first leaves it nothing to merge, and cannot change what it
+    drops or synthesizes: pairing looks at which results follow which response, and joining requests moves
+    no part across a response (tests/sessions_app/audit/test_audit_repair_is_linear.py checks agreement).
+    """
+    merged: list[ModelMessage] = []
+    for message in messages:
+        previous = merged[-1] if merged else None
+        if isinstance(message, ModelRequest) and isinstance(previous, ModelRequest):
+            merged[-1] = replace(previous, parts=[*previous.parts, *message.parts])
+        else:
+            merged.append(message)
+    return merged
+
+
+def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
+    """Gate 4: run pydantic-ai's own `repair_messages` and report what it drops and what it synthesizes.
+
+    A repair makes a provider accept the request; it proves neither that the tool finished nor that its side
+    effect did not happen. Returns an earlier repair synthesized, already stored in the history, count too.
+    """
+    findings: list[Finding] = []
+    repaired = repair_messages(merge_adjacent_requests(messages))
+    # repair_messages keeps the part objects it does not drop, so identity tells kept from dropped.
+    kept = {id(part) for message in repaired for part in message.parts}
+    original = {id(part) for message in messages for part in message.parts}
+    seen: set[str] = set()
+    part: ModelRequestPart | ModelResponsePart  # the two loops below share the name
+
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if _is_tool_result(part) and id(part) not in kept:
+                call_hash = hash_tool_call_id(part.tool_call_id)
+                key = f"orphan:{call_hash}"
+                if key in seen:
+                    continue
+                seen.add(key)
+                findings.append(
+                    Finding(
+                        gate=TOOL_PAIRING,
+                        code=Verdict.ORPHAN_RESULT_REMOVED,
+                        key=key,
+                        detail=(
+                            f"A result of tool '{part.tool_name}' answers a call that is not in the history; "
+                            "pydantic-ai drops it before the next request."
+                        ),
+                        tool_call_hash=call_hash,
+                        tool_name=part.tool_name or "",
+                    )
+                )
+
+    for message in repaired:
+        for part in message.parts:
+            if not _is_synthesized(part):
+                continue
+            call_hash = hash_tool_call_id(part.tool_call_id)
+            key = f"interrupted:{call_hash}"
+            if key in seen:
+                continue
+            seen.add(key)
+            how = (
+                "was closed out by an earlier repair stored in the history"
+                if id(part) in original
+                else "has no result; pydantic-ai synthesizes an 'interrupted' return for it"
+            )
+            findings.append(
+                Finding(
+                    gate=TOOL_PAIRING,
+                    code=Verdict.INTERRUPTED_TOOL,
+                    key=key,
+                    detail=f"A call of tool '{part.tool_name}' {how}. {_ledger_says(ctx, part.tool_call_id)}",
+                    tool_call_hash=call_hash,
+                    tool_name=part.tool_name,
+                )
+            )
+    return findings
