@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from config.env import database_from_url, env_bool, env_int, env_list
+from config.env import database_from_url, env_bool, env_float, env_int, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("SESSIONDESK_DATA_DIR", BASE_DIR / ".data"))
@@ -171,8 +171,19 @@ SESSIONDESK_MAX_SNAPSHOT_MESSAGES = env_int("SESSIONDESK_MAX_SNAPSHOT_MESSAGES",
 # each (docs/BENCHMARKS.md), so the default holds a 5,000-run conversation several times over in under 300 MB.
 SESSIONDESK_RECOVERY_CACHE_MESSAGES = env_int("SESSIONDESK_RECOVERY_CACHE_MESSAGES", 100_000)
 # Search ranking: BM25 with Lucene's defaults (search_app.bm25 checks the ranges).
-SESSIONDESK_SEARCH_BM25_K1 = float(os.environ.get("SESSIONDESK_SEARCH_BM25_K1") or 1.2)
-SESSIONDESK_SEARCH_BM25_B = float(os.environ.get("SESSIONDESK_SEARCH_BM25_B") or 0.75)
+SESSIONDESK_SEARCH_BM25_K1 = env_float("SESSIONDESK_SEARCH_BM25_K1", 1.2)
+SESSIONDESK_SEARCH_BM25_B = env_float("SESSIONDESK_SEARCH_BM25_B", 0.75)
+# Which exact ranker answers (search_app.ranking.choose; all rank alike, so these only trade speed): the posting
+# blocks for tenant-wide words and phrases, then BM25 in SQL where the backend is faster at it (None: the
+# backend's `ranks_in_database` decides), else search_app.bm25 over the fetched candidates.
+SESSIONDESK_SEARCH_BLOCKS = True
+SESSIONDESK_SEARCH_SQL_RANKING: bool | None = None
+# Unfolded documents of a tenant at which a commit folds them into posting blocks (search_app.folding): inline on
+# SQLite (one writer at a time there anyway), in a background thread on PostgreSQL.
+SESSIONDESK_SEARCH_FOLD_AT = 2000
+SESSIONDESK_SEARCH_FOLD_INLINE = DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
+# Tools whose calls and results are never indexed, besides search's own (search_app.index.SEARCH_TOOL_NAMES).
+SESSIONDESK_SEARCH_SKIP_TOOLS: tuple[str, ...] = ()
 
 # Every log line passes the redaction detectors: no key, token or password in a log, whatever logged it.
 LOGGING = {

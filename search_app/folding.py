@@ -2,7 +2,7 @@
 
 New documents are written in the transcript's transaction (search_app.index), and a trigger puts each in the
 tail (search_app_unfoldeddocument, migration 0005); they are searchable at once: the block ranker scores the
-tail directly (search_app.backends.block_ranking). Once a tenant's tail reaches `SESSIONDESK_SEARCH_FOLD_AT`
+tail directly (search_app.ranking.block_ranking). Once a tenant's tail reaches `SESSIONDESK_SEARCH_FOLD_AT`
 documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so folds it: in a background thread on
 PostgreSQL, inline on SQLite (one writer at a time there anyway; the setting `SESSIONDESK_SEARCH_FOLD_INLINE`
 decides otherwise); `manage.py reindex --pending` folds whatever a stopped process left.
@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, connections, transaction
+from django.db.backends.utils import CursorWrapper
 
 from search_app import blocks
+from search_app.backends.base import SqlParams
 from search_app.models import DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
 
 logger = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ _LOCK_CLASS = 0x5EA4C4  # pg_advisory_xact_lock(class, tenant): one fold per ten
 
 
 def fold_at() -> int:
-    return int(getattr(settings, "SESSIONDESK_SEARCH_FOLD_AT", 2000))
+    return settings.SESSIONDESK_SEARCH_FOLD_AT
 
 
 @dataclass(slots=True)
@@ -155,12 +157,12 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
 
 
 def _stored_blocks(
-    cursor, tenant_id: int, terms: Sequence[str], first_new: int | None, dead_ids: Sequence[int]
+    cursor: CursorWrapper, tenant_id: int, terms: Sequence[str], first_new: int | None, dead_ids: Sequence[int]
 ) -> dict[str, list[_Stored]]:
     """The blocks of these terms a fold may rewrite: each term's last block, those reaching past the first new
     document, and those whose range spans a tombstoned document (a superset; `_rewrite` picks)."""
     conditions = ["is_last = %s"]
-    params: list[object] = [True]
+    params: SqlParams = [True]
     if first_new is not None:
         conditions.append("last_document >= %s")
         params.append(first_new)
@@ -252,7 +254,7 @@ _running_lock = threading.Lock()
 def fold_when_due(tenant_ids: Iterable[int]) -> None:
     """After a commit: fold the tenants whose tail or tombstones reached their level."""
     due = [t for t, (tail, dead) in tail_sizes(tenant_ids).items() if tail >= fold_at() or dead >= PURGE_AT]
-    inline = getattr(settings, "SESSIONDESK_SEARCH_FOLD_INLINE", connection.vendor != "postgresql")
+    inline = settings.SESSIONDESK_SEARCH_FOLD_INLINE
     for tenant_id in due:
         if inline:
             fold_tenant(tenant_id)

@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 def skipped_tools() -> tuple[str, ...]:
     """Tools whose calls and results are never indexed: ours, plus any a deployment adds in settings."""
-    return SEARCH_TOOL_NAMES + tuple(getattr(settings, "SESSIONDESK_SEARCH_SKIP_TOOLS", ()))
+    return SEARCH_TOOL_NAMES + tuple(settings.SESSIONDESK_SEARCH_SKIP_TOOLS)
 
 
 def indexed_text(data: str) -> str:

@@ -1,7 +1,7 @@
 """The one small interface both full-text backends implement, and the SQL pieces they share.
 
 A backend only answers "which documents of this scope can match": a WHERE condition read through its
-full-text index. Statistics, ranking and everything after are shared (search_app.service, bm25, sql_ranking).
+full-text index. Statistics, ranking and counting are shared by both (search_app.ranking).
 """
 
 import json
@@ -12,9 +12,11 @@ from typing import Protocol
 
 from django.db import connection
 
-from search_app.bm25 import Document
 from search_app.query import Clause, Phrase, Prefix, Term
 from sessions_app.models import StoredMessage, TranscriptEntry
+
+SqlParams = list[bool | int | float | str | bytes | datetime | None]
+"""Parameters of a raw SQL statement, in the order of its placeholders."""
 
 DOCS = "search_app_searchdocument"
 ENTRIES = TranscriptEntry._meta.db_table
@@ -92,14 +94,14 @@ class SearchBackend(Protocol):
     ranks_in_database: bool
     """Whether word and phrase queries are ranked by SQL (sql_ranking) rather than over fetched candidates."""
 
-    def candidate_sql(self, scope: Scope, lookup: Lookup) -> tuple[str, list]:
+    def candidate_sql(self, scope: Scope, lookup: Lookup) -> tuple[str, SqlParams]:
         """A WHERE condition on the documents table selecting candidates, or "" to take the whole (small) scope."""
         ...
 
 
-def scope_sql(scope: Scope) -> tuple[str, list]:
+def scope_sql(scope: Scope) -> tuple[str, SqlParams]:
     sql = f"tenant_id IN ({', '.join(['%s'] * len(scope.tenant_ids))})"
-    params: list = list(scope.tenant_ids)
+    params: SqlParams = list(scope.tenant_ids)
     if scope.conversation_pk is not None:
         sql += " AND conversation_id = %s"
         params.append(scope.conversation_pk)
@@ -119,9 +121,9 @@ def scope_sql(scope: Scope) -> tuple[str, list]:
     return sql, params
 
 
-def visible_sql(filters: Filters) -> tuple[str, list]:
+def visible_sql(filters: Filters) -> tuple[str, SqlParams]:
     conditions: list[str] = []
-    params: list[object] = []
+    params: SqlParams = []
     if filters.roles:
         conditions.append(f"role IN ({', '.join(['%s'] * len(filters.roles))})")
         params.extend(filters.roles)
@@ -143,16 +145,3 @@ def visible_sql(filters: Filters) -> tuple[str, list]:
         )
         params.append(json_like("tool_name", filters.tool))
     return (f"({' AND '.join(conditions)})" if conditions else "1 = 1"), params
-
-
-def fetch_candidates(backend: SearchBackend, scope: Scope, lookup: Lookup, filters: Filters) -> list[Document]:
-    """Every candidate of the scope with its terms, length and visibility, for the Python ranker."""
-    where, params = scope_sql(scope)
-    condition, condition_params = backend.candidate_sql(scope, lookup)
-    visible, visible_params = visible_sql(filters)
-    sql = f"SELECT id, length, {visible}, terms FROM {DOCS} WHERE {where}"
-    if condition:
-        sql += f" AND {condition}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*visible_params, *params, *condition_params])
-        return [Document(key, terms, bool(shown), length) for key, length, shown, terms in cursor.fetchall()]

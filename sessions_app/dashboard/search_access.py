@@ -13,7 +13,8 @@ from typing import TypedDict
 from django.utils.safestring import SafeString, mark_safe
 
 from search_app.errors import SearchError
-from search_app.service import Identified, run_search
+from search_app.results import Identified
+from search_app.service import run_search
 from sessions_app.models import Tenant
 
 

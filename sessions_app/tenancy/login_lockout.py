@@ -30,11 +30,11 @@ from sessions_app.models import LoginGate
 
 
 def account_limit() -> int:
-    return int(getattr(settings, "SESSIONDESK_LOGIN_ACCOUNT_LIMIT", 5))
+    return settings.SESSIONDESK_LOGIN_ACCOUNT_LIMIT
 
 
 def address_limit() -> int:
-    return int(getattr(settings, "SESSIONDESK_LOGIN_ADDRESS_LIMIT", 50))
+    return settings.SESSIONDESK_LOGIN_ADDRESS_LIMIT
 
 
 def _is_trusted(address: str) -> bool:
@@ -42,7 +42,7 @@ def _is_trusted(address: str) -> bool:
         ip = ipaddress.ip_address(address.strip())
     except ValueError:
         return False
-    for trusted in getattr(settings, "SESSIONDESK_TRUSTED_PROXIES", []):
+    for trusted in settings.SESSIONDESK_TRUSTED_PROXIES:
         try:
             if ip in ipaddress.ip_network(trusted, strict=False):
                 return True

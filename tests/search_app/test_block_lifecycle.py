@@ -4,8 +4,8 @@ import pytest
 from django.core.management import call_command
 
 from search_app import folding, index
-from search_app.backends import block_ranking
 from search_app.models import DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
+from search_app.ranking import block_ranking
 from search_app.service import run_search
 from sessions_app.models import Conversation, Run, TranscriptEntry
 from tests.search_app.factories import add_messages, make_conversation_with

@@ -113,16 +113,16 @@ def check(response, expected, corpus: Corpus) -> None:
 @pytest.fixture(autouse=True)
 def blocks_ranked(monkeypatch):
     """Counts the searches ranked from blocks, to check the tenant-wide ones were."""
-    from search_app import service
+    from search_app.ranking import block_ranking
 
     calls = []
-    original = service.BlockSearch
+    original = block_ranking.BlockSearch
 
     def spy(*args, **kwargs):
         calls.append(args)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(service, "BlockSearch", spy)
+    monkeypatch.setattr(block_ranking, "BlockSearch", spy)
     return calls
 
 

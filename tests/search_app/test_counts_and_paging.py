@@ -9,7 +9,9 @@ from search_app import bm25, paging
 from search_app.errors import SearchError
 from search_app.models import SearchDocument
 from search_app.query import parse_query
-from search_app.service import MAX_LIMIT, bm25_params, run_search
+from search_app.ranking import bm25_params
+from search_app.service import run_search
+from search_app.validation import MAX_LIMIT
 from sessions_app.models import Conversation
 from tests.search_app.factories import add_messages, assistant, make_conversation, make_run
 from tests.search_app.test_bm25_matches_reference import zipf_texts

@@ -12,14 +12,14 @@ pytestmark = pytest.mark.django_db
 
 def test_a_hit_deleted_after_the_ranking_is_left_out(tenant, monkeypatch):
     add_messages(make_run(make_conversation(tenant, "c1"), "r1"), [f"deploy step {n}" for n in range(4)])
-    ranked_page = service._page
+    ranked_page = service.rank_page
 
     def page_then_delete(*args, **kwargs):
         ranked, total = ranked_page(*args, **kwargs)
         SearchDocument.objects.filter(id=ranked[0][0]).delete()  # another request deletes it meanwhile
         return ranked, total
 
-    monkeypatch.setattr(service, "_page", page_then_delete)
+    monkeypatch.setattr(service, "rank_page", page_then_delete)
     response = run_search(tenant=tenant, query="deploy", scope="tenant")
     kept = SearchDocument.objects.filter(tenant=tenant).values_list("entry_id", flat=True)
     assert len(response.results) == 3

@@ -149,7 +149,7 @@ def test_transcripts_stored_before_the_index_are_reconciled_and_flagged_meanwhil
     assert (pending.results, pending.indexing) == ([], True)
     assert run_search(tenant=tenant, query="booby", scope="tenant").indexing is True
 
-    call_command("reindex", "--pending", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("reindex", "--pending", stdout=open("/dev/null", "w"))
     done = run_search(tenant=tenant, query="booby", conversation_id="c")
     assert ([h.position for h in done.results], done.indexing) == ([0], False)
     assert run_search(tenant=tenant, query="booby", scope="tenant").indexing is False
@@ -177,7 +177,7 @@ def test_reindex_rebuilds_documents_and_statistics_of_one_tenant(tenant, other_t
     ConversationIndex.objects.filter(conversation=conversation).update(documents=99, total_length=1)
     SearchDocument.objects.filter(conversation=theirs).delete()
 
-    call_command("reindex", "--tenant", "acme", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("reindex", "--tenant", "acme", stdout=open("/dev/null", "w"))
     assert [(h.entry_id, h.score) for h in hits(tenant, "loon")] == expected
     assert SearchDocument.objects.filter(conversation=theirs).count() == 0
 

@@ -6,7 +6,8 @@ import pytest
 
 from search_app.errors import SearchError
 from search_app.models import ConversationIndex, SearchDocument
-from search_app.service import MAX_RESPONSE_BYTES, run_search
+from search_app.results import MAX_RESPONSE_BYTES
+from search_app.service import run_search
 from sessions_app.models import TranscriptEntry
 from tests.search_app.factories import add_messages, make_conversation, make_run
 

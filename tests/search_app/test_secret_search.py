@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from search_app.context import read_context
 from search_app.errors import SearchError
-from search_app.service import read_context, run_search
+from search_app.service import run_search
 from tests.search_app.factories import add_messages, make_conversation, make_run, tool_result
 
 pytestmark = pytest.mark.django_db

@@ -5,6 +5,7 @@ worker running with `manage.py reindex --pending --every 60`.
 """
 
 import time
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -20,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--pending", action="store_true", help="Only conversations marked for reconciliation.")
         parser.add_argument("--every", type=float, default=None, help="With --pending: repeat every N seconds.")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         tenant_ids = None
         if options["tenant"]:
             tenant = Tenant.objects.filter(slug=options["tenant"]).first()

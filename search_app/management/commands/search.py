@@ -1,6 +1,7 @@
 """`manage.py search`: the same search as the API, from a shell."""
 
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -24,7 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--cursor", help="A previous answer's next_cursor: the next page of the same search.")
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         tenant = Tenant.objects.filter(slug=options["tenant"]).first()
         if tenant is None:
             raise CommandError(f"No tenant with slug {options['tenant']!r}.")

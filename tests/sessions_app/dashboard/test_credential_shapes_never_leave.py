@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from search_app.service import read_context, run_search
+from search_app.context import read_context
+from search_app.service import run_search
 from sessions_app.transcripts.export import export_conversation
 from tests.masking.shapes import SHAPES
 from tests.search_app.factories import add_messages, make_run, tool_result

@@ -5,27 +5,31 @@ caller may see it (filters), it holds at least one positive clause (a word, a ph
 term starting with a prefix) and none of the excluded ones: exactly the documents a full ranking scores above
 zero (every idf is positive). One SQL statement over the candidates the full-text index names: for words and
 prefixes those candidates are the matches; with a phrase or an exclusion each clause is tested as a substring of
-the terms with doubled spaces (as sql_ranking counts them); a phrase of CJK characters (whose stored stream
-interleaves bigrams) is decided in Python over the same candidates by search_app.bm25. Tenant-wide queries that
-the block ranker answers are counted from the blocks instead (search_app.backends.block_ranking).
+the terms with doubled spaces (as search_app.ranking.sql_ranking counts them); a phrase of CJK characters
+(whose stored stream interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
+Tenant-wide queries that the block ranker answers are counted from the blocks instead
+(search_app.ranking.block_ranking).
 """
-
-from dataclasses import dataclass
 
 from django.db import connection
 
-from search_app.backends.base import DOCS, Filters, Lookup, Scope, SearchBackend, scope_sql, visible_sql
+from search_app.backends import backend_for_connection
+from search_app.backends.base import (
+    DOCS,
+    Filters,
+    Lookup,
+    Scope,
+    SearchBackend,
+    SqlParams,
+    scope_sql,
+    visible_sql,
+)
 from search_app.bm25 import Document, excluded
 from search_app.query import Clause, ParsedQuery, Phrase, Prefix, Term
+from search_app.ranking.protocol import MatchCounts, RankInput
 from search_app.tokenize import is_cjk
 
 _PADDED = "'  ' || replace(terms, ' ', '  ') || '  '"
-
-
-@dataclass(frozen=True, slots=True)
-class MatchCounts:
-    messages: int = 0
-    conversations: int = 0
 
 
 def _cjk_phrase(clause: Clause) -> bool:
@@ -70,7 +74,7 @@ def count_matches(backend: SearchBackend, scope: Scope, query: ParsedQuery, filt
     return MatchCounts(int(messages or 0), int(conversations or 0))
 
 
-def _count_in_python(base: str, params: list, query: ParsedQuery) -> MatchCounts:
+def _count_in_python(base: str, params: SqlParams, query: ParsedQuery) -> MatchCounts:
     conversations: set[int] = set()
     messages = 0
     with connection.cursor() as cursor:
@@ -82,3 +86,19 @@ def _count_in_python(base: str, params: list, query: ParsedQuery) -> MatchCounts
                 messages += 1
                 conversations.add(conversation_id)
     return MatchCounts(messages, len(conversations))
+
+
+class CountedAfterRanking:
+    """For the rankers that read the candidates the full-text index names (in SQL or in Python): the count comes
+    after the ranking, from the ranker's own count for one conversation or run, else from `count_matches`."""
+
+    def __init__(self, search: RankInput) -> None:
+        self.search = search
+        self.backend = backend_for_connection()
+
+    def count(self, ranked_total: int | None) -> MatchCounts:
+        search = self.search
+        if ranked_total is not None and (search.scope.conversation_pk or search.scope.run_pk):
+            # One conversation: the ranker counted its matches on the way (a count query would read them again).
+            return MatchCounts(ranked_total, 1 if ranked_total else 0)
+        return count_matches(self.backend, search.scope, search.query, search.filters)

@@ -14,13 +14,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from search_app import bm25, topk
 from search_app.backends.base import DOCS, Filters, Scope
-from search_app.backends.counting import MatchCounts
 from search_app.blocks import DecodedBlock, decode, decode_frontier
 from search_app.query import ParsedQuery, Phrase, Term
+from search_app.ranking.protocol import MatchCounts, Ranked, RankInput
 from search_app.tokenize import is_cjk
 
 BLOCKS = "search_app_postingblock"
@@ -119,9 +120,7 @@ class _Prepared:
     reader: _Reader
 
 
-def _prepare(
-    query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params
-) -> _Prepared:
+def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> _Prepared:
     tenants = list(scope.tenant_ids)
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
@@ -260,3 +259,23 @@ class BlockSearch:
         folded = [key for key, _ in every if key not in found.tail_conversations]
         conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
         return MatchCounts(len(every), len(conversations))
+
+
+class BlockRanker:
+    """Tenant-wide words and phrases, from the posting blocks: one read of the blocks' metadata serves the count
+    and the ranking, so the count is taken first (it may decode every block, or rank everything, that the
+    ranking then reuses)."""
+
+    @staticmethod
+    def rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
+        return settings.SESSIONDESK_SEARCH_BLOCKS and blocks_rankable(query, scope, filters)
+
+    def __init__(self, search: RankInput) -> None:
+        self.blocks = BlockSearch(search.query, search.scope, search.stats, search.params)
+        self.counts = self.blocks.count()
+
+    def rank(self, window: int) -> tuple[Ranked, int | None]:
+        return self.blocks.rank(window), None
+
+    def count(self, ranked_total: int | None) -> MatchCounts:
+        return self.counts

@@ -11,11 +11,15 @@ documents) and CJK phrases (whose adjacency the bigram-interleaved stream does n
 ranked by search_app.bm25 over the candidates instead. Both are exact; the conformance tests run both.
 """
 
+from django.conf import settings
 from django.db import connection
 
-from search_app.backends.base import DOCS, Filters, visible_sql
+from search_app.backends import backend_for_connection
+from search_app.backends.base import DOCS, Filters, Lookup, Scope, SqlParams, scope_sql, visible_sql
 from search_app.bm25 import Bm25Params, ScopeStats
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
+from search_app.ranking.counting import CountedAfterRanking
+from search_app.ranking.protocol import Ranked
 from search_app.tokenize import is_cjk
 
 _F = "CAST(%s AS DOUBLE PRECISION)"
@@ -32,7 +36,7 @@ def _pattern(terms: tuple[str, ...]) -> str:
     return " " + "  ".join(terms) + " "
 
 
-def _count(pattern: str, params: list) -> str:
+def _count(pattern: str, params: SqlParams) -> str:
     params.extend([pattern, len(pattern)])
     return "((length(s) - length(replace(s, %s, ''))) / %s)"
 
@@ -40,14 +44,14 @@ def _count(pattern: str, params: list) -> str:
 def rank_in_database(
     query: ParsedQuery,
     scope_sql: str,
-    scope_params: list,
+    scope_params: SqlParams,
     candidate_sql: str,
-    candidate_params: list,
+    candidate_params: SqlParams,
     stats: ScopeStats,
     params: Bm25Params,
     filters: Filters,
     limit: int,
-) -> tuple[list[tuple[int, float]], int]:
+) -> tuple[Ranked, int]:
     """The top `limit` (document id, score) of visible, non-excluded matches, and how many matched in all."""
     if stats.documents == 0:
         return [], 0
@@ -57,7 +61,7 @@ def rank_in_database(
         for term in (clause.term,) if isinstance(clause, Term) else clause.terms:
             terms.setdefault(term, len(terms))
 
-    sql_params: list = []
+    sql_params: SqlParams = []
     columns = [f"{_count(_pattern((term,)), sql_params)} AS tf_{i}" for term, i in terms.items()]
     phrases = [clause for clause in query.should if isinstance(clause, Phrase)]
     columns += [f"{_count(_pattern(p.terms), sql_params)} AS pf_{j}" for j, p in enumerate(phrases)]
@@ -121,3 +125,27 @@ def rank_in_database(
         rows = cursor.fetchall()
     total = rows[0][2] if rows else 0
     return [(key, float(score)) for key, score, _ in rows], total
+
+
+class SqlRanker(CountedAfterRanking):
+    """Words and phrases (not CJK phrases), with any filters: BM25 in SQL over the candidates, where the backend
+    is faster at it (`ranks_in_database`) unless SESSIONDESK_SEARCH_SQL_RANKING says otherwise."""
+
+    @staticmethod
+    def rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
+        in_database = settings.SESSIONDESK_SEARCH_SQL_RANKING
+        if in_database is None:
+            in_database = backend_for_connection().ranks_in_database
+        return bool(in_database) and sql_rankable(query)
+
+    def rank(self, window: int) -> tuple[Ranked, int | None]:
+        search = self.search
+        return rank_in_database(
+            search.query,
+            *scope_sql(search.scope),
+            *self.backend.candidate_sql(search.scope, Lookup.of(search.query.should)),
+            search.stats,
+            search.params,
+            search.filters,
+            window,
+        )
