@@ -65,12 +65,12 @@ def _scripted_clock() -> Iterator[type[_ScriptedClock]]:
     # the module's `datetime` at call time, and offers no public clock. Without holding it, demo conversations
     # would all be stamped with the seconds `seed_demo` ran in, and a recorded plan could not be repeated
     # byte for byte. Only demo and test code ever enter this context; the product never does.
-    original = pydantic_ai_utils.datetime
-    pydantic_ai_utils.datetime = _ScriptedClock  # type: ignore[misc,assignment]  # a stand-in class for the module name
+    original = pydantic_ai_utils.datetime  # type: ignore[attr-defined]  # a private module: no re-export list
+    pydantic_ai_utils.datetime = _ScriptedClock  # type: ignore[attr-defined,assignment]  # a stand-in class for the module name
     try:
         yield _ScriptedClock
     finally:
-        pydantic_ai_utils.datetime = original  # type: ignore[misc]  # restoring the module name
+        pydantic_ai_utils.datetime = original  # type: ignore[attr-defined]  # restoring the module name
 
 
 # --- the scripted agent ----------------------------------------------------------------------------------

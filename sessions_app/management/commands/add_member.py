@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from sessions_app.audit.vocabulary import EventClass
 from sessions_app.audit.events import record_event
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import Membership, Role
 from sessions_app.tenancy.scoping import tenant_for_command
 

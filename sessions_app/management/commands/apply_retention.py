@@ -1,6 +1,8 @@
 """`python manage.py apply_retention [--tenant SLUG] [--dry-run]`: for cron."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app.models import Tenant
 from sessions_app.transcripts.retention import apply_retention
@@ -9,11 +11,11 @@ from sessions_app.transcripts.retention import apply_retention
 class Command(BaseCommand):
     help = "Delete conversations older than each tenant's retention period (rows and index entries together)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Only this tenant (slug); default: every tenant with a retention period.")
         parser.add_argument("--dry-run", action="store_true", help="Count what would be deleted; delete nothing.")
 
-    def handle(self, *args, tenant: str | None = None, dry_run: bool = False, **options) -> None:
+    def handle(self, *args: Any, tenant: str | None = None, dry_run: bool = False, **options: Any) -> None:
         tenants = Tenant.objects.filter(retention_days__isnull=False).order_by("slug")
         if tenant:
             tenants = Tenant.objects.filter(slug=tenant)

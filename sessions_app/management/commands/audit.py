@@ -1,10 +1,11 @@
 import json
 from collections.abc import Iterable
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app.audit import service
-from sessions_app.audit.inputs import AuditInputError
+from sessions_app.management.run_evidence import refused_input_as_command_error
 from sessions_app.models import Run
 from sessions_app.tenancy.scoping import scoped, tenant_for_command
 
@@ -21,7 +22,7 @@ def _as_text(report: service.AuditReport) -> str:
 class Command(BaseCommand):
     help = "Audit a run (or every run of a tenant) now and print its verdict and findings."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Tenant slug.")
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--run", help="Run id.")
@@ -33,7 +34,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if options["refresh_due"]:
             count = service.refresh_due_verdicts()
             self.stdout.write(f"Re-audited {count} run(s) whose verdict was due.")
@@ -43,10 +44,8 @@ class Command(BaseCommand):
         tenant = tenant_for_command(options["tenant"])
         runs: Iterable[Run]
         if options["run"]:
-            try:
+            with refused_input_as_command_error():
                 runs = [service.get_run(tenant, options["run"])]
-            except AuditInputError as error:
-                raise CommandError(error.message) from None
         else:
             runs = (
                 scoped(Run, tenant)

@@ -2,8 +2,9 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 
 from sessions_app.ingest.harness_postgres import HarnessStore, import_new
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         "seconds until stopped (Ctrl-C, SIGTERM)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True)
         parser.add_argument("--source", choices=Source.values, default=Source.SERVER,
                             help="Authority of the history: 'client' marks it untrusted.")
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-polls", type=int, default=None,
                             help="With --follow: stop after this many reads (default: until stopped).")
 
-    def handle(self, *args, tenant: str, source: str, paths: list[Path], **options):
+    def handle(self, *args: Any, tenant: str, source: str, paths: list[Path], **options: Any) -> None:
         found = tenant_for_command(tenant)
         dsn = options.get("harness_postgres")
         if dsn:
@@ -108,7 +109,9 @@ class Command(BaseCommand):
             self.stderr.write("")
         return total
 
-    def _import_harness_postgres(self, tenant: Tenant, store: HarnessStore, source: str, options: dict) -> None:
+    def _import_harness_postgres(
+        self, tenant: Tenant, store: HarnessStore, source: str, options: dict[str, Any]
+    ) -> None:
         """One read, or with --follow a read every --interval seconds until stopped (or --max-polls reads); a read
         that fails changes nothing, and under --follow the next one tries again."""
         follow = options["follow"]

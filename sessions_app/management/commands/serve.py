@@ -9,21 +9,22 @@ gunicorn replaces this process, so a process manager (systemd, a container) supe
 import os
 import subprocess
 import sys
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
     help = "Collect static files, run `check --deploy`, then serve with gunicorn workers (replaces this process)."
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("SESSIONDESK_BIND", "127.0.0.1:8000"))
         parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
         parser.add_argument("--timeout", type=int, default=60)
 
-    def handle(self, *args, bind: str, workers: int, timeout: int, **options):
+    def handle(self, *args: Any, bind: str, workers: int, timeout: int, **options: Any) -> None:
         if settings.DEBUG:
             raise CommandError("serve is the production server: unset DEBUG (make run serves the demo).")
         env = {**os.environ, "SESSIONDESK_HASHED_STATIC": "true"}

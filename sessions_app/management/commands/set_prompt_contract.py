@@ -4,8 +4,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app.audit import evidence
-from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.audit.digests import prompt_sha256
+from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.management.run_evidence import refused_input_as_command_error
 from sessions_app.tenancy.scoping import tenant_for_command
 
