@@ -18,33 +18,13 @@ from sessions_app.api.search_params import ContextParams, SearchParams, parse_pa
 @require_GET
 @api_key_required
 def search(request: ApiRequest) -> JsonResponse:
-    params = parse_params(SearchParams, request.GET)
-    response = run_search(
-        tenant=request.tenant,
-        query=params.q,
-        scope=params.scope,
-        conversation_id=params.conversation_id,
-        run_id=params.run_id,
-        roles=params.role,
-        agent=params.agent,
-        since=params.since,
-        until=params.until,
-        limit=params.limit,
-        cursor=params.cursor,
-    )
+    response = run_search(tenant=request.tenant, **parse_params(SearchParams, request.GET).model_dump())
     return JsonResponse(response.as_dict(), json_dumps_params={"ensure_ascii": False})
 
 
 @require_GET
 @api_key_required
 def conversation_messages(request: ApiRequest, conversation_id: str) -> JsonResponse:
-    params = parse_params(ContextParams, request.GET)
-    window = read_context(
-        tenant=request.tenant,
-        conversation_id=conversation_id,
-        run_id=params.run_id,
-        position=params.around,
-        before=params.before,
-        after=params.after,
-    )
+    params = parse_params(ContextParams, request.GET).model_dump()
+    window = read_context(tenant=request.tenant, conversation_id=conversation_id, **params)
     return JsonResponse(window.as_dict(), json_dumps_params={"ensure_ascii": False})

@@ -91,21 +91,23 @@ type Problem = Callable[[str, FieldInfo, object], str]
 class _Params(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    # How a refused value of each field is worded (a field not named here cannot be refused by the model).
+    # How a refused value of each parameter is worded (one not named here cannot be refused by the model).
     PROBLEMS: ClassVar[Mapping[str, Problem]] = {}
     LISTS: ClassVar[tuple[str, ...]] = ()  # repeatable, each value also comma-separated
     KEEP_EMPTY: ClassVar[tuple[str, ...]] = ()
 
 
 class SearchParams(_Params):
-    """GET /api/v1/search."""
+    """GET /api/v1/search; the fields are `run_search`'s arguments, the aliases the parameters."""
 
-    q: str = Field("", max_length=MAX_QUERY_CHARS, description=SEARCH_SYNTAX)
+    query: str = Field("", alias="q", max_length=MAX_QUERY_CHARS, description=SEARCH_SYNTAX)
     scope: Literal["conversation", "run", "tenant"] = "conversation"
     conversation_id: str | None = None
     run_id: str | None = None
     agent: str | None = None
-    role: list[str] = Field(default_factory=list, description="Repeatable, or comma-separated: any of them")
+    roles: list[str] = Field(
+        default_factory=list, alias="role", description="Repeatable, or comma-separated: any of them"
+    )
     since: AwareTime | None = None
     until: AwareTime | None = None
     limit: WholeNumber = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
@@ -124,9 +126,11 @@ class SearchParams(_Params):
 
 
 class ContextParams(_Params):
-    """GET /api/v1/conversations/<conversation_id>/messages."""
+    """GET /api/v1/conversations/<conversation_id>/messages; the fields are `read_context`'s arguments."""
 
-    around: WholeNumber = Field(ge=0, le=MAX_POSITION, description="The transcript position to read around")
+    position: WholeNumber = Field(
+        alias="around", ge=0, le=MAX_POSITION, description="The transcript position to read around"
+    )
     before: WholeNumber = Field(5, ge=0, le=MAX_CONTEXT_SIDE)
     after: WholeNumber = Field(5, ge=0, le=MAX_CONTEXT_SIDE)
     run_id: str | None = None
@@ -136,8 +140,9 @@ class ContextParams(_Params):
 
 def parse_params[M: _Params](model: type[M], query: QueryDict) -> M:
     """`query` as a `model`, or `SearchError` naming the first parameter that is wrong."""
+    fields = {field.alias or name: field for name, field in model.model_fields.items()}
     data: dict[str, object] = {}
-    for name in model.model_fields:
+    for name in fields:
         if name in model.LISTS:
             values = [value for raw in query.getlist(name) for value in raw.split(",") if value]
             if values:
@@ -150,9 +155,9 @@ def parse_params[M: _Params](model: type[M], query: QueryDict) -> M:
         first = error.errors()[0]
         name = str(first["loc"][0])
         if first["type"] == "missing":
-            description = model.model_fields[name].description or ""
+            description = fields[name].description or ""
             raise SearchError(f"'{name}' is required: {description[:1].lower()}{description[1:]}.") from None
         problem = model.PROBLEMS.get(name)
         if problem is None:  # a field the model cannot refuse: a bug, not the caller's mistake
             raise
-        raise SearchError(problem(name, model.model_fields[name], data[name])) from None
+        raise SearchError(problem(name, fields[name], data[name])) from None
