@@ -12,7 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "sessions_app.core.api_input",
     "input_errors",
-    "sessions_app.core.input_errors",
     "sessions_app.core.paging",
     "sessions_app.transcripts.message_facts",
     "sessions_app.transcripts.recovery.alignment",

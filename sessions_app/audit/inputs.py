@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
+from input_errors import RejectedInput
 from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.core.api_input import PRINCIPAL, Line, SegmentId, validate_model, validate_text
-from sessions_app.core.input_errors import RejectedInput
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 

@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, StringConstraints, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from sessions_app.core.input_errors import RejectedInput
+from input_errors import RejectedInput
 
 MAX_JSON_DEPTH = 64
 MAX_ID_LENGTH = 200

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+from input_errors import RejectedInput
 from model_messages.serialization import messages_conversation_id
 from sessions_app.core.api_input import decode_json, find_unsafe_string
-from sessions_app.core.input_errors import RejectedInput
 from sessions_app.ingest.payloads import (
     IngestError,
     SnapshotPayload,

@@ -43,8 +43,8 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_core import to_json
 
+from input_errors import RejectedInput
 from sessions_app.core.api_input import decode_json
-from sessions_app.core.input_errors import RejectedInput
 from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_tool_effect
 
 PROTOBUF = "application/x-protobuf"

@@ -17,6 +17,7 @@ from pydantic import (
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
+from input_errors import RejectedInput
 from model_messages.serialization import iso_datetime, validate_messages
 from sessions_app.core.api_input import (
     Identifier,
@@ -27,7 +28,6 @@ from sessions_app.core.api_input import (
     find_unsafe_string,
     validate_model,
 )
-from sessions_app.core.input_errors import RejectedInput
 
 SOURCES = ("server", "client")
 STATES = ("complete", "interrupted")

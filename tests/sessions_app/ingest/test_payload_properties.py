@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+from input_errors import RejectedInput
 from sessions_app.core.api_input import (
     MAX_JSON_DEPTH,
     decode_json,
@@ -14,7 +15,6 @@ from sessions_app.core.api_input import (
     unsafe_text_problem,
     walk_for_unsafe_string,
 )
-from sessions_app.core.input_errors import RejectedInput
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, parse_snapshot, parse_tool_effect
 from tests.agents import weather_messages
 
