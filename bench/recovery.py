@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource  # noqa: E402
 from pydantic_ai_harness.step_persistence import InMemoryStepStore  # noqa: E402
 
-from sessions_app.transcripts.recovery.fold import message_hash, recover_conversation, transcript_only  # noqa: E402
 from sessions_app.demo.plans import generate_conversations  # noqa: E402
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only  # noqa: E402
+from sessions_app.transcripts.recovery.hashing import message_hash  # noqa: E402
 from tests.scenarios import run_plan, runs_from_store  # noqa: E402
 
 

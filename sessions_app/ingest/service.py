@@ -37,7 +37,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
-from sessions_app.transcripts.recovery.fold import message_hash
+from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.store import NewSnapshot, store_messages, update_transcript
 
 logger = logging.getLogger(__name__)

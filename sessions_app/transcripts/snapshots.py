@@ -6,7 +6,7 @@ from model_messages.rendering import message_role, message_text
 from model_messages.serialization import join_messages
 from sessions_app.models import Run, Snapshot, SnapshotMessage
 from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
-from sessions_app.transcripts.recovery.fold import is_summary_artifact
+from sessions_app.transcripts.recovery.summary_artifacts import is_summary_artifact
 from sessions_app.transcripts.snapshot_diff import DiffMessage, SnapshotDiff, diff_snapshots
 from sessions_app.transcripts.transcript_layout import Mask
 

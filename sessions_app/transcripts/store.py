@@ -30,9 +30,9 @@ from sessions_app.transcripts.recovery.fold import (
     RecoveryFold,
     RunInput,
     SnapshotInput,
-    message_hash,
     run_order,
 )
+from sessions_app.transcripts.recovery.hashing import message_hash
 
 SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapshots in recovery order
 

@@ -8,10 +8,10 @@ from django.core.management import CommandError, call_command
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.transcripts.recovery.fold import message_hash
 from sessions_app.demo.scenarios import store_as_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
+from sessions_app.transcripts.recovery.hashing import message_hash
 from tests.scenarios import run_scenario
 
 pytestmark = pytest.mark.django_db

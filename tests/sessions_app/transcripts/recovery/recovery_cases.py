@@ -14,14 +14,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.transcripts.recovery.fold import (
-    RecoveredMessage,
-    RunInput,
-    message_hash,
-    recover_conversation,
-    transcript_only,
-    without_summary_artifacts,
-)
+from sessions_app.transcripts.recovery.fold import RecoveredMessage, RunInput, recover_conversation, transcript_only
+from sessions_app.transcripts.recovery.hashing import message_hash
+from sessions_app.transcripts.recovery.summary_artifacts import without_summary_artifacts
 from tests.scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
 
 

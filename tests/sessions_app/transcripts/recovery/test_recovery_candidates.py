@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.transcripts.recovery import fold as recovery
-from sessions_app.transcripts.recovery.fold import RecoveryFold, RunInput, run_order
 from model_messages.serialization import dump_message
+from sessions_app.transcripts.recovery import alignment
+from sessions_app.transcripts.recovery.fold import RecoveryFold, RunInput, run_order
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
 from tests.sessions_app.transcripts.recovery.test_recovery_independent_runs import independent_runs
 
@@ -75,13 +75,13 @@ class WatchedRuns(list):
 def watch(monkeypatch, fold: RecoveryFold) -> list:
     """From now on, the lineages `fold` aligns (returned, as they come) and its walks over its runs (WatchedRuns)."""
     aligned = []
-    real = recovery._align
+    real = alignment.align
 
     def counting(lineage, *args, **kwargs):
         aligned.append(lineage)
         return real(lineage, *args, **kwargs)
 
-    monkeypatch.setattr(recovery, "_align", counting)
+    monkeypatch.setattr(alignment, "align", counting)
     fold._finished = WatchedRuns(fold._finished)
     WatchedRuns.walks = 0
     return aligned

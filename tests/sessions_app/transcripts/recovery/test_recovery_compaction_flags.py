@@ -6,7 +6,7 @@ twin) holds it and the compacted run's last complete snapshot no longer does.
 
 import pytest
 
-from sessions_app.transcripts.recovery.fold import message_hash
+from sessions_app.transcripts.recovery.hashing import message_hash
 from tests.scenarios import SCENARIO_NAMES
 from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, last_complete, survives_in
 

@@ -15,12 +15,12 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai_harness.conversation_search import _source as harness_source
 
-from sessions_app.transcripts.recovery.fold import (
+from sessions_app.transcripts.recovery.alignment import tail_blocks
+from sessions_app.transcripts.recovery.hashing import message_hash
+from sessions_app.transcripts.recovery.summary_artifacts import (
     SUMMARY_METADATA_KEY,
     is_summary_artifact,
-    message_hash,
     split_summary_artifact,
-    tail_blocks,
     without_summary_artifacts,
 )
 from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions_app.transcripts.recovery.fold import message_hash
+from sessions_app.transcripts.recovery.hashing import message_hash
 from tests.sessions_app.transcripts.recovery.recovery_cases import case
 
 

@@ -3,7 +3,12 @@
 import pytest
 from pydantic_ai.messages import CompactionPart
 
-from sessions_app.transcripts.recovery.fold import SUMMARY_METADATA_KEY, is_receipt_part, is_summary_artifact, transcript_only
+from sessions_app.transcripts.recovery.fold import transcript_only
+from sessions_app.transcripts.recovery.summary_artifacts import (
+    SUMMARY_METADATA_KEY,
+    is_receipt_part,
+    is_summary_artifact,
+)
 from tests.sessions_app.transcripts.recovery.recovery_cases import case, hashes, reference_record_length
 
 SCENARIOS = ["summarizing", "summarizing_no_first", "threaded_summarizing"]
