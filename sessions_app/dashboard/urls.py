@@ -43,6 +43,7 @@ urlpatterns = [
     path("r/<path:run_id>/receipts/", receipts.receipts_and_waits, name="receipts"),
     path("r/<path:run_id>/waits/add", receipts.add_wait, name="add-wait"),
     path("r/<path:run_id>/waits/resolve", receipts.resolve_wait, name="resolve-wait"),
+    path("r/<path:run_id>/merges/add", receipts.add_merge, name="add-merge"),
     path("r/<path:run_id>/audit", audit.run_audit, name="run-audit"),
     path("r/<path:run_id>/", conversations.run_page, name="run"),
     re_path(r"^conversations/(?P<pk>[0-9]+)/(?P<rest>.*)$", ids.legacy_conversation_url),

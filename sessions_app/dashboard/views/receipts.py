@@ -1,20 +1,30 @@
-"""Outcome receipts and wait records of a run: the list, and adding one (operators)."""
+"""Outcome receipts, wait records and conversation merges of a run: the lists, and adding one (operators)."""
 
 from datetime import UTC
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from sessions_app.audit import evidence
 from sessions_app.audit import listing as audit_listing
-from sessions_app.audit import service as audit_service
 from sessions_app.audit.inputs import AuditInputError
 from sessions_app.dashboard.forms import ReceiptForm, ResolveWaitForm, WaitForm
 from sessions_app.dashboard.views.audit import run_audit_page
-from sessions_app.models import Run
+from sessions_app.models import ConversationMerge, Run
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
+from sessions_app.tenancy.scoping import scoped
+
+
+class MergeForm(forms.Form):
+    merged_conversation_id = forms.CharField(
+        max_length=200,
+        label="Conversation id merged into this one",
+        help_text="Only when its messages truly belong to this conversation (SCOPE DRIFT then stops naming them).",
+    )
 
 
 def _page(
@@ -24,6 +34,7 @@ def _page(
     wait_form: WaitForm,
     status: int = 200,
     resume_token: str | None = None,
+    merge_form: MergeForm | None = None,
 ) -> HttpResponse:
     return render(
         request,
@@ -32,8 +43,12 @@ def _page(
             "section": "conversations",
             "run": run,
             "audit": audit_listing.run_audit(request.tenant, run),
+            "merges": scoped(ConversationMerge, request.tenant)
+            .filter(conversation_id=run.conversation_id)
+            .order_by("-created_at", "-pk"),
             "receipt_form": receipt_form,
             "wait_form": wait_form,
+            "merge_form": merge_form or MergeForm(),
             "resume_token": resume_token,
         },
         status=status,
@@ -54,7 +69,7 @@ def add_receipt(request: MemberRequest, run_id: str) -> HttpResponse:
     form = ReceiptForm(request.POST)
     if form.is_valid():
         try:
-            _, report = audit_service.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
+            _, report = evidence.add_receipt(request.tenant, {**form.cleaned_data, "run_id": run.run_id})
         except AuditInputError as error:
             form.add_error(None, error.message)
         else:
@@ -74,7 +89,7 @@ def add_wait(request: MemberRequest, run_id: str) -> HttpResponse:
         if timezone.is_naive(deadline):
             deadline = timezone.make_aware(deadline, UTC)
         try:
-            _, generated_token, _ = audit_service.add_wait(
+            _, generated_token, _ = evidence.add_wait(
                 request.tenant,
                 {
                     "run_id": run.run_id,
@@ -99,6 +114,28 @@ def add_wait(request: MemberRequest, run_id: str) -> HttpResponse:
 
 @require_POST
 @member_view(Action.ADD_RECEIPTS)
+def add_merge(request: MemberRequest, run_id: str) -> HttpResponse:
+    """Record that another conversation id's messages belong to this run's conversation; re-audits its runs."""
+    run = get_run_for_member(request, run_id)
+    form = MergeForm(request.POST)
+    if form.is_valid():
+        try:
+            evidence.record_merge(
+                request.tenant,
+                run.conversation.external_id,
+                form.cleaned_data["merged_conversation_id"],
+                actor=request.user.get_username(),
+            )
+        except AuditInputError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, "Merge recorded; the conversation's runs were re-audited.")
+            return redirect("receipts", run_id=run.run_id)
+    return _page(request, run, ReceiptForm(), WaitForm(), status=400, merge_form=form)
+
+
+@require_POST
+@member_view(Action.ADD_RECEIPTS)
 def resolve_wait(request: MemberRequest, run_id: str) -> HttpResponse:
     """Resolve one of the run's open waits by its resume token (from the run's audit page); re-audits the run."""
     run = get_run_for_member(request, run_id)
@@ -106,7 +143,7 @@ def resolve_wait(request: MemberRequest, run_id: str) -> HttpResponse:
     status = 400
     if form.is_valid():
         try:
-            audit_service.resolve_wait(
+            evidence.resolve_wait(
                 request.tenant,
                 {"run_id": run.run_id, "resume_token": form.cleaned_data["resume_token"]},
                 actor=request.user.get_username(),
