@@ -25,10 +25,17 @@ def _unproven_effects(ctx: AuditContext) -> str | None:
     return "There is no receipt for this run"
 
 
-def _about_wait(code: Verdict, wait: WaitFact, detail: str) -> list[Finding]:
-    """The one finding of a run a wait decides: keyed by the wait's deadline, so a new wait is a new finding."""
-    key = f"{code.value.lower()}:{wait.deadline.isoformat()}"
-    return [Finding(gate=OUTCOME_RECEIPT, code=code, key=key, detail=detail)]
+def _about_wait(code: Verdict, wait: WaitFact, what: str) -> list[Finding]:
+    """The one finding of a run a wait decides, WAITING or STUCK: keyed by the wait's deadline, so a new wait is a
+    new finding."""
+    deadline = wait.deadline.isoformat()
+    if code is Verdict.WAITING:
+        detail = f"{what}, but the run is waiting for {wait.owner} to decide: {wait.decision} (deadline {deadline})."
+    else:
+        detail = (
+            f"{what}, and the wait for {wait.owner} ({wait.decision}) passed its deadline {deadline} with no outcome."
+        )
+    return [Finding(gate=OUTCOME_RECEIPT, code=code, key=f"{code.value.lower()}:{deadline}", detail=detail)]
 
 
 def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
@@ -47,23 +54,11 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
     else:
         what = gap or "Every effect has an outcome receipt"
     if live:
-        wait = min(live, key=lambda w: w.deadline)
-        return _about_wait(
-            Verdict.WAITING,
-            wait,
-            f"{what}, but the run is waiting for {wait.owner} to decide: {wait.decision} "
-            f"(deadline {wait.deadline.isoformat()}).",
-        )
+        return _about_wait(Verdict.WAITING, min(live, key=lambda w: w.deadline), what)
     if gap is None or (not responded and not open_waits):
         return []  # proven, or nothing was produced yet and nobody is waiting: no effect to prove
     if open_waits:
-        wait = max(open_waits, key=lambda w: w.deadline)
-        return _about_wait(
-            Verdict.STUCK,
-            wait,
-            f"{what}, and the wait for {wait.owner} ({wait.decision}) passed its deadline "
-            f"{wait.deadline.isoformat()} with no outcome.",
-        )
+        return _about_wait(Verdict.STUCK, max(open_waits, key=lambda w: w.deadline), what)
     return [
         Finding(
             gate=OUTCOME_RECEIPT,
