@@ -3,13 +3,14 @@
 import secrets
 from datetime import timedelta
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from masking import compile_rules
 from search_app import index as search_index
-from sessions_app.audit.vocabulary import EventClass
 from sessions_app.audit.events import record
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import Invitation, Membership, Role, Tenant
 from sessions_app.tenancy.api_keys import hash_key
 from sessions_app.tenancy.permissions import ROLE_RANK
@@ -30,7 +31,7 @@ class InvitationUnusable(AdminError):
     """The link is unknown, used, revoked or expired: one answer for all, so a link tells nothing else."""
 
 
-def create_invitation(tenant: Tenant, role: str, note: str = "", *, actor) -> tuple[Invitation, str]:
+def create_invitation(tenant: Tenant, role: str, note: str = "", *, actor: User) -> tuple[Invitation, str]:
     """A one-time link to join `tenant` as `role`; the raw token is returned once and only its hash is stored.
 
     The admin names nobody: the invitee picks a username or signs in to an account they have, so no account
@@ -64,7 +65,7 @@ def open_invitation(raw_token: str, *, for_update: bool = False) -> Invitation:
     return invitation
 
 
-def accept_invitation(raw_token: str, user) -> Membership:
+def accept_invitation(raw_token: str, user: User) -> Membership:
     """`user` joins the invitation's tenant; the link is spent. Someone already a member keeps the higher role.
     The row lock makes two concurrent acceptances of one link end with one member and one refusal."""
     with transaction.atomic():
@@ -82,7 +83,7 @@ def accept_invitation(raw_token: str, user) -> Membership:
     return membership
 
 
-def withdraw_invitation(invitation: Invitation, *, actor) -> None:
+def withdraw_invitation(invitation: Invitation, *, actor: User) -> None:
     if invitation.accepted_at is not None or invitation.revoked_at is not None:
         return
     with transaction.atomic():
@@ -91,7 +92,7 @@ def withdraw_invitation(invitation: Invitation, *, actor) -> None:
         record(invitation.tenant, EventClass.MEMBER_CHANGED, actor=actor)
 
 
-def change_role(membership: Membership, role: str, *, actor) -> Membership:
+def change_role(membership: Membership, role: str, *, actor: User) -> Membership:
     if role not in Role.values:
         raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
     with transaction.atomic():
@@ -103,7 +104,7 @@ def change_role(membership: Membership, role: str, *, actor) -> Membership:
     return membership
 
 
-def remove_member(membership: Membership, *, actor) -> None:
+def remove_member(membership: Membership, *, actor: User) -> None:
     with transaction.atomic():
         if membership.role == Role.ADMIN and _admin_count(membership.tenant) <= 1:
             raise AdminError("A tenant needs at least one admin; make someone else admin first.")
@@ -111,7 +112,7 @@ def remove_member(membership: Membership, *, actor) -> None:
         record(membership.tenant, EventClass.MEMBER_CHANGED, actor=actor)
 
 
-def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> None:
+def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor: User) -> None:
     """Save the patterns; the tenant's search index is rebuilt under them in the background, and until then its
     conversations are out of search (masked means unsearchable, also for text indexed before the change)."""
     try:
@@ -128,7 +129,7 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor) -> Non
         record(tenant, EventClass.REDACTION_CHANGED, actor=actor)
 
 
-def set_retention(tenant: Tenant, days: int | None, *, actor) -> None:
+def set_retention(tenant: Tenant, days: int | None, *, actor: User) -> None:
     with transaction.atomic():
         tenant.retention_days = days
         tenant.save(update_fields=["retention_days"])

@@ -6,8 +6,8 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_app.audit.vocabulary import EventClass
 from sessions_app.audit.events import record_event
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import ApiKey, Source, Tenant
 
 KEY_PREFIX = "sdk_"
