@@ -26,6 +26,7 @@ from sessions_app.ingest.payloads import (
     is_final,
     run_start,
 )
+from sessions_app.ingest.storage import store_messages
 from sessions_app.models import (
     ApiKey,
     Conversation,
@@ -38,7 +39,7 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.transcripts.recovery.hashing import message_hash
-from sessions_app.transcripts.store import NewSnapshot, store_messages, update_transcript
+from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
@@ -153,10 +154,10 @@ def _runs_for(
     return runs
 
 
-def _known_snapshots(tenant: Tenant, runs: Iterable[Run]) -> dict[tuple, int]:
+def _known_snapshots(tenant: Tenant, runs: Iterable[Run]) -> dict[tuple[object, ...], int]:
     """Identities of the runs' stored snapshots: ("key", run, idempotency key) and ("content", run, step, state,
     digest), each to the snapshot id, so a repeat is found without a query per snapshot."""
-    known: dict[tuple, int] = {}
+    known: dict[tuple[object, ...], int] = {}
     run_ids = [run.id for run in runs if run.id is not None]
     for start in range(0, len(run_ids), 500):
         rows = Snapshot.objects.filter(tenant=tenant, run_id__in=run_ids[start : start + 500]).values_list(
@@ -176,6 +177,10 @@ def _identities(run: Run, item: _Prepared) -> list[tuple[object, ...]]:
     return identities
 
 
+# What a tool-effect row copies from its record: all of it but the call's identity, so a call seen again updates it.
+_EFFECT_FIELDS = ("tool_name", "status", "started_at", "ended_at")
+
+
 def _apply_tool_effects(tenant: Tenant, effects: Sequence[ToolEffectPayload], runs: dict[str, Run]) -> int:
     """Record the harness's tool-effect ledger in one statement per thousand calls; a call seen again is updated."""
     unknown = {effect.run_id for effect in effects} - runs.keys()
@@ -192,10 +197,7 @@ def _apply_tool_effects(tenant: Tenant, effects: Sequence[ToolEffectPayload], ru
             tenant=tenant,
             run=runs[effect.run_id],
             tool_call_id=effect.tool_call_id,
-            tool_name=effect.tool_name,
-            status=effect.status,
-            started_at=effect.started_at,
-            ended_at=effect.ended_at,
+            **{name: getattr(effect, name) for name in _EFFECT_FIELDS},
         )
         for effect in latest.values()
     ]
@@ -204,7 +206,7 @@ def _apply_tool_effects(tenant: Tenant, effects: Sequence[ToolEffectPayload], ru
         batch_size=1000,
         update_conflicts=True,
         unique_fields=["tenant", "run", "tool_call_id"],
-        update_fields=["tool_name", "status", "started_at", "ended_at"],
+        update_fields=list(_EFFECT_FIELDS),
     )
     return len(effects)
 
@@ -241,6 +243,17 @@ def ingest_snapshots(
     raise IngestError("The store is busy; nothing was written. Try again.", status=503)
 
 
+@dataclass
+class _Stored:
+    """The batch's new snapshots as stored (rows in the order of `fresh`), the runs they touched, each run's latest."""
+
+    fresh: list[_Prepared]
+    message_ids: dict[str, int]  # StoredMessage id by sha256
+    snapshots: list[Snapshot] = field(default_factory=list)
+    touched_runs: dict[int, Run] = field(default_factory=dict)
+    latest: dict[int, _Prepared] = field(default_factory=dict)  # by run: the batch's snapshot that is now its latest
+
+
 def _ingest(
     tenant: Tenant,
     prepared: Sequence[_Prepared],
@@ -249,109 +262,153 @@ def _ingest(
     tool_effects: Sequence[ToolEffectPayload],
     api_key: ApiKey | None,
 ) -> IngestResult:
+    """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
     with transaction.atomic():
-        effect_conversations = Run.objects.filter(
-            tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}
-        ).values_list("conversation__external_id", flat=True)
-        conversations = _lock_conversations(
-            tenant, [*(item.payload.conversation_id for item in prepared), *effect_conversations]
-        )
-        runs = _runs_for(tenant, prepared, conversations, source)
-        known = _known_snapshots(tenant, runs.values())
-        touched_runs: dict[int, Run] = {}
-        fresh: list[_Prepared] = []
-        for item in prepared:
-            run = runs[item.payload.run_id]
-            result.runs.add(run.run_id)
-            result.conversations.add(item.payload.conversation_id)
-            identities = _identities(run, item)
-            repeat_of = next((known[i] for i in identities if i in known), None)
-            if repeat_of is not None:
-                if repeat_of > 0:
-                    result.repeated.append(repeat_of)
-                continue
-            for identity in identities:
-                known[identity] = 0  # a later copy in this same batch is a repeat too
-            fresh.append(item)
+        runs = _locked_runs(tenant, prepared, tool_effects, source)
+        fresh = _fresh(tenant, prepared, runs, result)
         message_ids, result.new_messages = _store_messages(tenant, fresh)
-        next_seq: dict[int, int] = {}
-        top_step: dict[int, int | None] = {}
-        for run_pk, seq, step in (
-            Snapshot.objects.filter(tenant=tenant, run_id__in=[runs[i.payload.run_id].id for i in fresh])
-            .values("run_id")
-            .annotate(top=Max("seq"), top_step=Max("step"))
-            .values_list("run_id", "top", "top_step")
-        ):
-            next_seq[run_pk], top_step[run_pk] = seq, step
-        snapshots = []
-        latest: dict[int, _Prepared] = {}  # by run: the batch's snapshot that is now the run's latest, if any
-        for item in fresh:
-            run = runs[item.payload.run_id]
-            snapshot_source = Source.CLIENT if item.payload.client_supplied else source
-            next_seq[run.id] = next_seq.get(run.id, 0) + 1
-            principal = principal_hash(tenant.id, item.payload.principal)
-            claim_conversation(run.conversation, principal)
-            snapshots.append(
-                Snapshot(
-                    tenant=tenant,
-                    run=run,
-                    seq=next_seq[run.id],
-                    step=item.payload.step,
-                    state=item.payload.state,
-                    source=snapshot_source,
-                    via=via,
-                    idempotency_key=item.payload.idempotency_key,
-                    digest=item.digest,
-                    message_count=len(item.shas),
-                    api_key=api_key,
-                    principal_hash=principal,
-                )
-            )
-            if snapshot_source == Source.CLIENT:
-                run.source = Source.CLIENT  # one client-supplied snapshot taints the whole run
-            step, stored_step = item.payload.step, top_step.get(run.id)
-            if step is None or stored_step is None or step >= stored_step:
-                # The latest step decides the run's state; a late earlier step changes only the transcript.
-                top_step[run.id] = step if step is not None else stored_step
-                _note_snapshot_on_run(run, item.payload)
-                latest[run.id] = item
-            touched_runs[run.id] = run
-        Snapshot.objects.bulk_create(snapshots, batch_size=500)
-        SnapshotMessage.objects.bulk_create(
-            [
-                SnapshotMessage(tenant=tenant, snapshot=snapshot, position=i, message_id=message_ids[sha])
-                for snapshot, item in zip(snapshots, fresh, strict=True)
-                for i, sha in enumerate(item.shas)
-            ],
-            batch_size=2000,
-        )
-        result.created = [snapshot.id for snapshot in snapshots]
+        stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
+        result.created = [snapshot.id for snapshot in stored.snapshots]
         result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)
         if tool_effects:
-            touched_runs.update({run.id: run for run in runs.values()})
+            stored.touched_runs.update({run.id: run for run in runs.values()})
         Run.objects.filter(tenant=tenant).bulk_update(
-            list(touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
+            list(stored.touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
         )
-        validated = {
-            message_ids[sha]: message
-            for item in fresh
-            for sha, message in zip(item.shas, item.payload.messages, strict=True)
-        }
-        # Tool effects change no transcript: only conversations with new snapshots are recovered.
-        by_conversation: dict[int, list[NewSnapshot]] = {}
-        for snapshot, item in zip(snapshots, fresh, strict=True):
-            stored_ids = [message_ids[sha] for sha in item.shas]
-            by_conversation.setdefault(snapshot.run.conversation_id, []).append(
-                NewSnapshot(snapshot.run, snapshot, item.payload.messages, stored_ids)
-            )
-        for batch in by_conversation.values():
-            update_transcript(batch[0].run.conversation, batch, validated)
-        histories = {
-            run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in latest.items()
-        }
-        audit_runs(tenant, list(touched_runs.values()), histories=histories)
+        _recover(stored)
+        _audit(tenant, stored)
     return result
+
+
+def _locked_runs(
+    tenant: Tenant, prepared: Sequence[_Prepared], tool_effects: Sequence[ToolEffectPayload], source: str
+) -> dict[str, Run]:
+    """Every run the batch names, by run id, its conversation (and those of the tool effects' runs) locked."""
+    effect_conversations = Run.objects.filter(
+        tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}
+    ).values_list("conversation__external_id", flat=True)
+    conversations = _lock_conversations(
+        tenant, [*(item.payload.conversation_id for item in prepared), *effect_conversations]
+    )
+    return _runs_for(tenant, prepared, conversations, source)
+
+
+def _fresh(
+    tenant: Tenant, prepared: Sequence[_Prepared], runs: dict[str, Run], result: IngestResult
+) -> list[_Prepared]:
+    """The snapshots not stored before (nor earlier in this batch); repeats are noted in `result`."""
+    known = _known_snapshots(tenant, runs.values())
+    fresh: list[_Prepared] = []
+    for item in prepared:
+        run = runs[item.payload.run_id]
+        result.runs.add(run.run_id)
+        result.conversations.add(item.payload.conversation_id)
+        identities = _identities(run, item)
+        repeat_of = next((known[i] for i in identities if i in known), None)
+        if repeat_of is not None:
+            if repeat_of > 0:
+                result.repeated.append(repeat_of)
+            continue
+        for identity in identities:
+            known[identity] = 0  # a later copy in this same batch is a repeat too
+        fresh.append(item)
+    return fresh
+
+
+def _store_snapshots(
+    tenant: Tenant, stored: _Stored, runs: dict[str, Run], source: str, via: str, api_key: ApiKey | None
+) -> _Stored:
+    """Insert the fresh snapshots after each run's last, their message references, and note each on its run."""
+    next_seq, top_step = _run_tops(tenant, [runs[item.payload.run_id] for item in stored.fresh])
+    for item in stored.fresh:
+        run = runs[item.payload.run_id]
+        next_seq[run.id] = next_seq.get(run.id, 0) + 1
+        stored.snapshots.append(_snapshot_row(tenant, run, item, next_seq[run.id], source, via, api_key))
+        step, stored_step = item.payload.step, top_step.get(run.id)
+        if step is None or stored_step is None or step >= stored_step:
+            # The latest step decides the run's state; a late earlier step changes only the transcript.
+            top_step[run.id] = step if step is not None else stored_step
+            _note_snapshot_on_run(run, item.payload)
+            stored.latest[run.id] = item
+        stored.touched_runs[run.id] = run
+    Snapshot.objects.bulk_create(stored.snapshots, batch_size=500)
+    SnapshotMessage.objects.bulk_create(
+        [
+            SnapshotMessage(tenant=tenant, snapshot=snapshot, position=i, message_id=stored.message_ids[sha])
+            for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True)
+            for i, sha in enumerate(item.shas)
+        ],
+        batch_size=2000,
+    )
+    return stored
+
+
+def _snapshot_row(
+    tenant: Tenant, run: Run, item: _Prepared, seq: int, source: str, via: str, api_key: ApiKey | None
+) -> Snapshot:
+    """The snapshot's row (not saved yet); its principal claims an unowned conversation."""
+    snapshot_source = Source.CLIENT if item.payload.client_supplied else source
+    principal = principal_hash(tenant.id, item.payload.principal)
+    claim_conversation(run.conversation, principal)
+    if snapshot_source == Source.CLIENT:
+        run.source = Source.CLIENT  # one client-supplied snapshot taints the whole run
+    return Snapshot(
+        tenant=tenant,
+        run=run,
+        seq=seq,
+        step=item.payload.step,
+        state=item.payload.state,
+        source=snapshot_source,
+        via=via,
+        idempotency_key=item.payload.idempotency_key,
+        digest=item.digest,
+        message_count=len(item.shas),
+        api_key=api_key,
+        principal_hash=principal,
+    )
+
+
+def _run_tops(tenant: Tenant, runs: Sequence[Run]) -> tuple[dict[int, int], dict[int, int | None]]:
+    """Each run's highest stored seq and step (by run pk), for runs with snapshots."""
+    next_seq: dict[int, int] = {}
+    top_step: dict[int, int | None] = {}
+    for run_pk, seq, step in (
+        Snapshot.objects.filter(tenant=tenant, run_id__in=[run.id for run in runs])
+        .values("run_id")
+        .annotate(top=Max("seq"), top_step=Max("step"))
+        .values_list("run_id", "top", "top_step")
+    ):
+        next_seq[run_pk], top_step[run_pk] = seq, step
+    return next_seq, top_step
+
+
+def _recover(stored: _Stored) -> None:
+    """Bring the transcript (and with it the search index) of every conversation with new snapshots up to date.
+
+    Tool effects change no transcript: only conversations with new snapshots are recovered.
+    """
+    validated = {
+        stored.message_ids[sha]: message
+        for item in stored.fresh
+        for sha, message in zip(item.shas, item.payload.messages, strict=True)
+    }
+    by_conversation: dict[int, list[NewSnapshot]] = {}
+    for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True):
+        stored_ids = [stored.message_ids[sha] for sha in item.shas]
+        by_conversation.setdefault(snapshot.run.conversation_id, []).append(
+            NewSnapshot(snapshot.run, snapshot, item.payload.messages, stored_ids)
+        )
+    for batch in by_conversation.values():
+        update_transcript(batch[0].run.conversation, batch, validated)
+
+
+def _audit(tenant: Tenant, stored: _Stored) -> None:
+    """Audit every run the batch touched, each run's latest snapshot of the batch as its history."""
+    histories = {
+        run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in stored.latest.items()
+    }
+    audit_runs(tenant, list(stored.touched_runs.values()), histories=histories)
 
 
 def _note_snapshot_on_run(run: Run, payload: SnapshotPayload) -> None:

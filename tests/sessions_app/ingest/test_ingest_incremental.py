@@ -12,7 +12,7 @@ from sessions_app.demo.scenarios import store_as_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Conversation
-from sessions_app.transcripts import store
+from sessions_app.transcripts import fold_cache, store
 from tests.factories import make_tenant
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, stress_plan
 from tests.sessions_app.ingest.transcripts import transcript_of
@@ -23,8 +23,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def rebuilds(monkeypatch):
     """Counts recoveries from scratch; kept folds start empty."""
-    store._kept.clear()
-    store._pending_folds().clear()
+    fold_cache.forget_all()
     calls = []
     scratch = store.rebuild_transcript
 
@@ -46,7 +45,7 @@ def assert_equals_scratch(tenant, conversation_id):
     incremental = transcript_of(tenant, conversation_id)
     conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
     count = conversation.message_count
-    store._kept.clear()
+    fold_cache.forget_all()
     store.rebuild_transcript(conversation)  # rewrites from the first row that differs: none, if equal
     assert transcript_of(tenant, conversation_id) == incremental
     assert conversation.message_count == count
@@ -101,11 +100,14 @@ def test_a_fold_another_process_moved_past_is_not_used(rebuilds, django_capture_
     payloads = scenario_payloads("plain_tools")
     conversation_id = payloads[0]["conversation_id"]
     ingest_one_by_one(tenant, payloads[:2], django_capture_on_commit_callbacks)
-    stale = dict(store._kept)  # this process's fold after two snapshots
-    store._kept.clear()  # another process (with no fold of its own) stores the third
+    conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
+    stale = fold_cache.take(conversation)  # this process's fold after two snapshots
+    assert stale is not None
+    # Another process (with no fold of its own) stores the third.
     ingest_one_by_one(tenant, payloads[2:3], django_capture_on_commit_callbacks)
-    store._kept.clear()
-    store._kept.update(stale)  # back in this process, whose fold missed the third
+    fold_cache.forget_all()
+    with django_capture_on_commit_callbacks(execute=True):
+        fold_cache.keep_after_commit(conversation, stale)  # back in this process, whose fold missed the third
     rebuilds.clear()
     ingest_one_by_one(tenant, payloads[3:], django_capture_on_commit_callbacks)
     assert rebuilds[:1] == [conversation_id]  # recovered from scratch, not folded onto the stale fold
