@@ -12,15 +12,8 @@ from django.views.decorators.http import require_POST
 from input_errors import RejectedInput
 from sessions_app.api.auth import ApiRequest, api_key_required
 from sessions_app.api.body import read_body
-from sessions_app.ingest.otlp import (
-    PROTOBUF,
-    decode_export,
-    error_body,
-    inflate,
-    parse_request,
-    request_encoding,
-    response_body,
-)
+from sessions_app.ingest.otlp import decode_export
+from sessions_app.ingest.otlp_wire import PROTOBUF, error_body, inflate, parse_request, request_encoding, response_body
 from sessions_app.ingest.traces import ingest_traces
 
 

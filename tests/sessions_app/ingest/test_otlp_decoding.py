@@ -1,4 +1,5 @@
-"""ingest/otlp (pure): pydantic-ai's spans, instrumentation formats 2 to 6, back to the messages of each run."""
+"""ingest/otlp_wire and ingest/otlp (pure): the wire decoded, then pydantic-ai's spans (instrumentation formats 2 to
+6) back to the messages of each run."""
 
 import gzip
 
@@ -10,16 +11,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import set_span_in_context
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from sessions_app.ingest.otlp import (
-    NO_CONTENT,
-    PROTOBUF,
-    KnownMessages,
-    OtlpError,
-    decode_export,
-    inflate,
-    parse_request,
-    validate,
-)
+from sessions_app.ingest.otlp import NO_CONTENT, KnownMessages, decode_export, validate
+from sessions_app.ingest.otlp_wire import PROTOBUF, OtlpError, inflate, parse_request
 from tests.agents import traced_weather_runs
 
 
