@@ -1,6 +1,7 @@
 """Settings from the environment, failing loudly on values that cannot be read."""
 
 import os
+from collections.abc import Callable
 from urllib.parse import parse_qs, unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -19,23 +20,21 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+    return _env_number(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
+    return _env_number(name, default, float, "a number")
+
+
+def _env_number[N: (int, float)](name: str, default: N, parse: Callable[[str], N], kind: str) -> N:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
     try:
-        return float(value)
+        return parse(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+        raise ImproperlyConfigured(f"{name} must be {kind}, got {value!r}") from None
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

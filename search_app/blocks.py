@@ -26,7 +26,7 @@ BLOCK_SIZE = 128
 _RAW, _DEFLATED = b"\x00", b"\x01"
 _U4 = np.dtype("<u4")
 _BIG_ENDIAN = sys.byteorder == "big"
-assert array("I").itemsize == 4, "blocks are packed as 32-bit unsigned integers"
+assert array("I").itemsize == 4, "blocks are packed as 32-bit unsigned integers"  # noqa: S101 - an invariant
 
 Ints = npt.NDArray[np.int64]
 
@@ -240,11 +240,6 @@ def absolute_positions(tfs: Ints, payload: bytes) -> Ints:
     before = running[starts] - deltas[starts]
     absolute: Ints = running - np.repeat(before, tfs)
     return absolute
-
-
-def decode_positions(tfs: Ints, payload: bytes) -> list[Ints]:
-    """Each document's positions of the term, in the block's document order."""
-    return np.split(absolute_positions(tfs, payload), np.cumsum(tfs)[:-1])
 
 
 def decode_columns(block: EncodedBlock) -> Columns:

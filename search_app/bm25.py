@@ -180,7 +180,7 @@ class _Scorer:
 
     def __call__(self, doc: Document) -> float:
         avgdl, length, params, weights = self.stats.average_length, doc.length, self.params, self.idf
-        assert length is not None  # __post_init__ fills it in
+        assert length is not None  # noqa: S101 - __post_init__ fills it in
         total = 0.0
         for clause in self.query.should:
             if isinstance(clause, Term):

@@ -53,26 +53,12 @@ def hits(ranked: Ranked, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list
     rules = rules_by_tenant(tenants)
     slugs = {t.id: t.slug for t in tenants}
     found = []
-    for key, value in ranked:
+    for key, score in ranked:
         row = meta.get(key)
         if row is None:
             continue  # deleted since it was ranked
         _, entry_id, tenant_id, conversation_pk, conversation_id, run_id, position, role, timestamp, agent, text = row
         snippet = make_snippet(redact(text, rules[tenant_id]), parsed)
-        found.append(
-            SearchHit(
-                entry_id=entry_id,
-                tenant=slugs[tenant_id],
-                conversation_pk=conversation_pk,
-                conversation_id=conversation_id,
-                run_id=run_id,
-                agent=agent,
-                position=position,
-                role=role,
-                timestamp=timestamp,
-                score=value,
-                snippet=snippet.text,
-                snippet_html=snippet.html,
-            )
-        )
+        provenance = (conversation_pk, conversation_id, run_id, agent, position, role, timestamp)
+        found.append(SearchHit(entry_id, slugs[tenant_id], *provenance, score, snippet.text, snippet.html))
     return found

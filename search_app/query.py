@@ -63,10 +63,6 @@ class ParsedQuery:
     must_not: tuple[Clause, ...]
     filters: QueryFilters = QueryFilters()
 
-    def terms_to_find(self) -> tuple[Clause, ...]:
-        """Clauses whose documents are candidates: every positive clause."""
-        return self.should
-
 
 _CHUNK = re.compile(
     r'(?P<fneg>-?)(?P<key>(?i:conversation|run|agent|tool|role)):(?:"(?P<quoted>[^"]*)"?|(?P<bare>[^\s"]\S*))?'

@@ -34,17 +34,18 @@ from sessions_app.models import Tenant
 
 def run_search(
     *,
+    # Who searches, where, for what, and which page:
     tenant: Tenant,
-    query: str,
+    tenants: Sequence[Tenant] | None = None,
     scope: str = "conversation",
     conversation_id: str | None = None,
     run_id: str | None = None,
+    query: str,
     roles: Sequence[str] = (),
     agent: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
     limit: int | None = None,
-    tenants: Sequence[Tenant] | None = None,
     cursor: str | None = None,
 ) -> SearchResponse:
     """Ranked hits for `query` within what the caller may see; raises `SearchError` for bad input.

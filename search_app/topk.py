@@ -214,7 +214,7 @@ class _Search:
                 owners.append(np.repeat(mine, lengths))
             keyed = np.concatenate(owners) * _SPAN + (np.concatenate(positions) - offset)
             starts = keyed if starts is None else np.intersect1d(starts, keyed, assume_unique=True)
-        assert starts is not None  # a phrase has two words or more
+        assert starts is not None  # noqa: S101 - a phrase has two words or more
         starts = np.unique(starts)
         owner, where = starts // _SPAN, starts % _SPAN
         size = len(clause.terms)

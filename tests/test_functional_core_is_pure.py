@@ -40,6 +40,7 @@ PURE_MODULES = [
     "search_app.blocks",
     "search_app.topk",
     "search_app.query",
+    "search_app.results",
     "masking",
     "masking.detectors",
     "masking.log_filter",

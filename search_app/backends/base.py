@@ -114,7 +114,7 @@ def scope_sql(scope: Scope) -> tuple[str, SqlParams]:
     if scope.exclude_pending:
         tenants = ", ".join(["%s"] * len(scope.tenant_ids))
         sql += (
-            " AND conversation_id NOT IN (SELECT conversation_id FROM search_app_conversationindex"
+            " AND conversation_id NOT IN (SELECT conversation_id FROM search_app_conversationindex"  # noqa: S608 - constant tables, bound values
             f" WHERE pending = %s AND tenant_id IN ({tenants}))"
         )
         params += [True, *scope.tenant_ids]
@@ -140,7 +140,7 @@ def visible_sql(filters: Filters) -> tuple[str, SqlParams]:
     if filters.tool is not None:
         # The stored message JSON names each part's tool as `"tool_name":"…"`; the name is matched whole, as JSON.
         conditions.append(
-            f"EXISTS (SELECT 1 FROM {ENTRIES} e JOIN {MESSAGES} m ON m.id = e.message_id "
+            f"EXISTS (SELECT 1 FROM {ENTRIES} e JOIN {MESSAGES} m ON m.id = e.message_id "  # noqa: S608 - constant tables, bound values
             "WHERE e.id = entry_id AND m.data LIKE %s ESCAPE '\\')"
         )
         params.append(json_like("tool_name", filters.tool))

@@ -72,7 +72,7 @@ class _Reader:
             for start in range(0, len(ordered), _IDS_PER_QUERY):
                 chunk = ordered[start : start + _IDS_PER_QUERY]
                 cursor.execute(
-                    f"SELECT id, first_document, count, postings, {columns} FROM {BLOCKS} "
+                    f"SELECT id, first_document, count, postings, {columns} FROM {BLOCKS} "  # noqa: S608 - constant tables, bound values
                     f"WHERE tenant_id IN ({_marks(self.tenants)}) AND id IN ({_marks(chunk)})",
                     [*self.tenants, *chunk],
                 )
@@ -100,7 +100,7 @@ class _Reader:
         if missing:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"SELECT id, positions FROM {BLOCKS} "
+                    f"SELECT id, positions FROM {BLOCKS} "  # noqa: S608 - constant tables, bound values
                     f"WHERE tenant_id IN ({_marks(self.tenants)}) AND id IN ({_marks(missing)})",
                     [*self.tenants, *missing],
                 )
@@ -129,7 +129,7 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
     upto = "" if max_document is None else " AND first_document <= %s"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, tenant_id, term, first_document, last_document, count, frontier FROM {BLOCKS} "
+            f"SELECT id, tenant_id, term, first_document, last_document, count, frontier FROM {BLOCKS} "  # noqa: S608 - constant tables, bound values
             f"WHERE tenant_id IN ({_marks(tenants)}) AND term IN ({_marks(every_term)}){upto}",
             [*tenants, *every_term, *([] if max_document is None else [max_document])],
         )
@@ -150,7 +150,7 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
                 df[term] += int((decoded[key].ids <= max_document).sum())
 
         cursor.execute(
-            f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"
+            f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"  # noqa: S608 - constant tables, bound values
             + ("" if max_document is None else " AND document_id <= %s"),
             [*tenants, *([] if max_document is None else [max_document])],
         )
@@ -162,7 +162,7 @@ def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: b
 
         holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
         cursor.execute(
-            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t "
+            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t "  # noqa: S608 - constant tables, bound values
             f"JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
             f"WHERE t.tenant_id IN ({_marks(tenants)})"
             + ("" if max_document is None else " AND t.document_id <= %s")

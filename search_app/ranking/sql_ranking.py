@@ -57,7 +57,7 @@ def rank_in_database(
         return [], 0
     terms: dict[str, int] = {}
     for clause in query.should:
-        assert not isinstance(clause, Prefix)  # sql_rankable admits no prefix among the positive clauses
+        assert not isinstance(clause, Prefix)  # noqa: S101 - sql_rankable admits no prefix among the positive clauses
         for term in (clause.term,) if isinstance(clause, Term) else clause.terms:
             terms.setdefault(term, len(terms))
 
@@ -119,7 +119,7 @@ def rank_in_database(
         WHERE score > 0
         ORDER BY score DESC, id
         LIMIT %s
-    """
+    """  # noqa: S608 - constant tables, bound values
     with connection.cursor() as cursor:
         cursor.execute(sql, [*sql_params, *scope_params, *candidate_params, limit])
         rows = cursor.fetchall()
