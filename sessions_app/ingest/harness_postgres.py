@@ -99,7 +99,7 @@ async def _read_store(pool: Any, store: Any, store_spec: HarnessStore, cursor: H
                 f"{', '.join(missing)}; pass its table prefix with --table)."
             )
         rows = await connection.fetch(
-            f"SELECT seq, run_id FROM {table}_snapshots WHERE seq > $1 ORDER BY seq",
+            f"SELECT seq, run_id FROM {table}_snapshots WHERE seq > $1 ORDER BY seq",  # noqa: S608  # a checked identifier
             max(0, cursor.last_seq - OVERLAP),
         )
         has_effects = await connection.fetchval("SELECT to_regclass($1)", f"{table}_tool_effects") is not None
@@ -115,7 +115,7 @@ async def _read_store(pool: Any, store: Any, store_spec: HarnessStore, cursor: H
         if has_effects:
             async with pool.acquire() as connection:
                 effect_rows = await connection.fetch(
-                    f"SELECT run_id, tool_call_id, tool_name, status, started_at, ended_at "
+                    f"SELECT run_id, tool_call_id, tool_name, status, started_at, ended_at "  # noqa: S608  # as above
                     f"FROM {table}_tool_effects WHERE run_id = ANY($1::text[]) ORDER BY run_id, tool_call_id",
                     list(chunk),
                 )
@@ -147,9 +147,7 @@ def import_new(tenant: Tenant, store_spec: HarnessStore, *, source: str) -> Inge
     total = IngestResult()
     with transaction.atomic():
         cursor, _ = (
-            scoped(HarnessImportCursor, tenant)
-            .select_for_update()
-            .get_or_create(tenant=tenant, store=store_spec.label)
+            scoped(HarnessImportCursor, tenant).select_for_update().get_or_create(tenant=tenant, store=store_spec.label)
         )
         try:
             read = asyncio.run(_read(store_spec, cursor))

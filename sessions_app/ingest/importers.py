@@ -87,7 +87,7 @@ def _read_json(path: Path) -> SnapshotPayload:
         raise IngestError(f"{path}: {error.message}") from None
 
 
-def _bare_message_list(path: Path, messages: list) -> dict:
+def _bare_message_list(path: Path, messages: list[Any]) -> dict[str, Any]:
     """A plain message list becomes one complete snapshot; ids come from the messages, else from the file name."""
 
     def first(key: str) -> str | None:

@@ -29,9 +29,6 @@ from sessions_app.core.api_input import (
     validate_model,
 )
 
-SOURCES = ("server", "client")
-STATES = ("complete", "interrupted")
-
 
 def _no_slash(value: str) -> str:
     if "/" in value:
@@ -69,8 +66,6 @@ class ToolEffectPayload:
 
 
 STEP_MAX = 2**31 - 1
-TOOL_EFFECT_STATUSES = ("started", "completed", "failed")
-
 
 
 class SnapshotIn(BaseModel):

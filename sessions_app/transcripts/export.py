@@ -6,6 +6,7 @@
 
 import json
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 
 from sessions_app.models import Conversation, TranscriptEntry
 from sessions_app.transcripts.masking import masker_for
@@ -15,7 +16,11 @@ CONTENT_TYPES = {"json": "application/json", "jsonl": "application/x-ndjson", "m
 FILE_SUFFIXES = {"json": "json", "jsonl": "jsonl", "markdown": "md"}
 
 
-def _entries(conversation: Conversation) -> Iterator[tuple]:
+# position, run id, role, timestamp, text, stored message JSON
+_Row = tuple[int, str, str, datetime | None, str, str]
+
+
+def _entries(conversation: Conversation) -> Iterator[_Row]:
     return (
         TranscriptEntry.objects.filter(
             tenant_id=conversation.tenant_id,

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from model_messages.serialization import join_messages
-from sessions_app.transcripts.transcript_layout import EntryInput, Mask, MessageView, lay_out
-from sessions_app.models import Conversation, Run, TranscriptEntry
+from sessions_app.models import Conversation, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.transcript_layout import EntryInput, Mask, MessageView, lay_out
 
 WINDOW = 1000
 # Messages read beyond each edge of a window so a call and its result on either side of the edge still pair.
@@ -98,7 +98,3 @@ def read_window(
         end=min(start + window, total),
         total=total,
     )
-
-
-def runs_of(conversation: Conversation) -> list[Run]:
-    return list(scoped(Run, conversation.tenant).filter(conversation=conversation).order_by("started_at", "pk"))

@@ -9,9 +9,9 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from pydantic_core import from_json
 
-from sessions_app.transcripts.run_timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.run_timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
 
 
 def read_timeline(conversation: Conversation) -> ConversationTimeline:
