@@ -27,6 +27,7 @@ PURE_MODULES = [
     "sessions_app.dashboard.markup",
     "sessions_app.ingest.payloads",
     "sessions_app.ingest.otlp",
+    "sessions_app.ingest.otlp_wire",
     "sessions_app.demo.plans",
     "sessions_app.client.search",
     "sessions_app.client.replay",

@@ -1,5 +1,6 @@
-"""OTLP trace exports in: decoded by `ingest.otlp` (pure), validated by `ingest.payloads.parse_snapshot` and stored
-by `ingest.service.ingest_snapshots`, exactly as POST /api/v1/snapshots stores a snapshot.
+"""OTLP trace exports in: decoded by `ingest.otlp_wire` and mapped to runs by `ingest.otlp` (both pure), validated by
+`ingest.payloads.parse_snapshot` and stored by `ingest.service.ingest_snapshots`, exactly as POST /api/v1/snapshots
+stores a snapshot.
 
 The one thing read here first: copies of messages a run inherited, from its conversation's stored transcript, so
 a run threaded through `message_history` repeats the stored messages (with their times, usage and ids) instead of
