@@ -8,7 +8,8 @@ A run of CJK characters is searched by its bigrams, each scoring on its own, as 
 Filters narrow what is searched without scoring: `conversation:ID`, `run:ID`, `agent:NAME`, `tool:NAME` and
 `role:ROLE` (a value with spaces in quotes: `agent:"release bot"`). Keys are case-insensitive; `role:` may be
 given several times (any of them), the others once. A filter is not a word: to search for the text `role:user`,
-quote it. Which values exist (a role's name, an id of the caller's tenant) is decided by search_app.service.
+quote it. Which values exist (a role's name, an id of the caller's tenant) is decided by search_app.validation and
+search_app.scope.
 """
 
 import re
