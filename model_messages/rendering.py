@@ -68,7 +68,7 @@ def message_role(message: ModelMessage) -> str:
         if ASSISTANT in roles:
             return ASSISTANT
         return TOOL_CALL if TOOL_CALL in roles else ASSISTANT
-    assert isinstance(message, ModelRequest)
+    assert isinstance(message, ModelRequest)  # noqa: S101 - a message is a request or a response
     for role in (USER, TOOL_RESULT, SYSTEM):
         if role in roles:
             return role

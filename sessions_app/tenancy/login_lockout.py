@@ -17,6 +17,7 @@ import ipaddress
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_client_username
@@ -66,7 +67,7 @@ def client_address(request: HttpRequest) -> str:
     return remote
 
 
-class LockoutHandler(AxesDatabaseHandler):
+class LockoutHandler(AxesDatabaseHandler):  # type: ignore[misc]  # django-axes ships no type information
     """Axes' database handler with two limits: failures per username and (higher) failures per address.
 
     Axes compares one number with AXES_FAILURE_LIMIT (the account limit): the larger of the username's failures
@@ -74,7 +75,7 @@ class LockoutHandler(AxesDatabaseHandler):
     at its own ceiling. A success clears the username's failures, not the address's.
     """
 
-    def get_failures(self, request, credentials=None) -> int:
+    def get_failures(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> int:
         username = get_client_username(request, credentials)
         attempts = self.get_user_attempts(request, credentials)  # [by username, by address], cooled off
         sums = [sum(a.values_list("failures_since_start", flat=True)) for a in attempts]
@@ -82,14 +83,16 @@ class LockoutHandler(AxesDatabaseHandler):
         by_address = sums[-1] if sums else 0
         return max(by_user, by_address * account_limit() // max(address_limit(), 1))
 
-    def user_logged_in(self, sender, request, user, **kwargs):
+    def user_logged_in(self, sender: object, request: HttpRequest, user: object, **kwargs: Any) -> None:
         super().user_logged_in(sender, request, user, **kwargs)
         username = get_client_username(request)
         if username:
             AccessAttempt.objects.filter(username=username).delete()
 
 
-def lockout_response(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict[str, Any] | None = None
+) -> HttpResponse:
     """AXES_LOCKOUT_CALLABLE: the login form saying why, with 429."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     return render(request, "registration/login.html", {"throttled": True, "minutes": minutes}, status=429)
