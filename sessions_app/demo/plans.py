@@ -18,9 +18,6 @@ DEMO_SYSTEM_PROMPT = "You are a careful support agent. Use the tools; quote exac
 CompactionKind = Literal["sliding_window", "sliding_window_no_first", "summarizing", "summarizing_no_first"]
 
 
-TOOL_NAMES = ("lookup", "search_docs", "run_query", "get_weather", "read_file", "deploy")
-
-
 @dataclass(frozen=True)
 class ToolStep:
     """One tool call the model makes, and the result the tool returns."""

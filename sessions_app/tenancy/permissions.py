@@ -188,12 +188,6 @@ def member_view(
     return decorate
 
 
-def require(request: MemberRequest, action: Action) -> None:
-    """Stop with 403 when the member may not do `action` (for actions inside a page that others may read)."""
-    if not role_allows(request.membership.role, action):
-        raise PermissionDenied(f"Your role ({request.membership.role}) does not allow this.")
-
-
 def _other_tenants_holding(
     request: MemberRequest, model: type[Conversation] | type[Run], **lookup: str
 ) -> list[Tenant]:
