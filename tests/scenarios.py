@@ -23,9 +23,9 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
-from sessions_app.transcripts.recovery.fold import RunInput, SnapshotInput
 from sessions_app.demo.plans import CompactionKind, ConversationPlan, ToolStep, Turn, generate_conversations, tool_steps
 from sessions_app.demo.scenarios import record_plan, store_as_payloads, store_runs
+from sessions_app.transcripts.recovery.fold import RunInput, SnapshotInput
 
 
 @dataclass(frozen=True)

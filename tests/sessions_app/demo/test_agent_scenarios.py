@@ -4,9 +4,9 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, SqliteStepStore
 
-from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
 from sessions_app.demo.plans import generate_conversations
 from sessions_app.demo.scenarios import demo_payloads, store_as_payloads
+from sessions_app.transcripts.recovery.fold import recover_conversation, transcript_only
 from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store
 from tests.sessions_app.transcripts.recovery.recovery_cases import hashes
 
