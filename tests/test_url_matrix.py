@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from sessions_app.dashboard.ids import quote_id
-from sessions_app.models import Conversation, Receipt, Run, Snapshot, ToolEffect, Wait
+from sessions_app.models import Conversation, ConversationMerge, Receipt, Run, Snapshot, ToolEffect, Wait
 from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.tenancy.permissions import MINIMUM_ROLE
 from tests.sessions_app.dashboard.conftest import World, _payloads, build_world, deploy_plan
@@ -58,6 +58,7 @@ def api_endpoints(world: World) -> list[Endpoint]:
     c, r = quote_id(world.deploy.external_id), quote_id(run.run_id)
     receipt = {"run_id": run.run_id, "effect": "x", "evidence": "outcome", "checked_by": "matrix"}
     wait = {"run_id": run.run_id, "owner": "o", "decision": "d", "deadline": "2999-01-01T10:00:00+00:00"}
+    merge = {"conversation_id": world.deploy.external_id, "merged_conversation_id": world.quiet.external_id}
     snapshot = {**_payloads(deploy_plan(), world.deploy.external_id)[0], "run_id": run.run_id}
     effect = {"run_id": run.run_id, "tool_call_id": "call-x", "tool_name": "deploy", "status": "started"}
     return [
@@ -84,6 +85,7 @@ def api_endpoints(world: World) -> list[Endpoint]:
             404,
         ),
         Endpoint("api/v1/tool-effects", "POST", "/api/v1/tool-effects", effect, 404),
+        Endpoint("api/v1/merges", "POST", "/api/v1/merges", merge, 404),
         # Writes that name no acme object: what they store goes to globex, and acme is left as it was.
         Endpoint(
             "api/v1/agents/<str:name>/prompt-contract",
@@ -187,7 +189,7 @@ def test_every_api_endpoint_refuses_a_missing_key(world: World, client: Client) 
 def _acme_rows(world: World) -> dict[str, int]:
     return {
         model.__name__: model.objects.filter(tenant=world.acme).count()
-        for model in (Conversation, Run, Snapshot, Receipt, Wait, ToolEffect)
+        for model in (Conversation, ConversationMerge, Run, Snapshot, Receipt, Wait, ToolEffect)
     }
 
 

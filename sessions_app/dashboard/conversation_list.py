@@ -150,7 +150,7 @@ def agent_names(tenant: Tenant) -> list[str]:
     A DISTINCT over every run of a large tenant costs ~150 ms; suggestions a few minutes stale cost nothing.
     """
     key = f"sessiondesk:agent-names:{tenant.pk}"
-    names = cache.get(key)
+    names: list[str] | None = cache.get(key)
     if names is None:
         names = list(
             scoped(Run, tenant)

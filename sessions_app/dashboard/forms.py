@@ -15,11 +15,11 @@ from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
 from sessions_app.models import Role, RunState, Source
 
 
-def _start_of(day) -> datetime | None:
+def _start_of(day: date | None) -> datetime | None:
     return datetime.combine(day, time.min, tzinfo=UTC) if day else None
 
 
-def _end_of(day) -> datetime | None:
+def _end_of(day: date | None) -> datetime | None:
     # An inclusive "until" date: everything before the next midnight.
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
 
@@ -30,13 +30,23 @@ def _check_range(data: dict[str, Any]) -> None:
         raise forms.ValidationError("'From' must not be after 'Until'.")
 
 
+class _DateRangeForm(forms.Form):
+    """A form whose `since` date may not be after its `until` date (the fields are the subclass's)."""
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        _check_range(self.cleaned_data)
+        return self.cleaned_data
+
+
 def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]) -> None:
     field = form.fields[name]
-    assert isinstance(field, forms.ChoiceField)
+    if not isinstance(field, forms.ChoiceField):
+        raise TypeError(f"{name} is not a choice field")
     field.choices = choices
 
 
-class ConversationFilterForm(forms.Form):
+class ConversationFilterForm(_DateRangeForm):
     q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, label="Text")
     verdict = forms.ChoiceField(required=False)
     state = forms.ChoiceField(required=False, label="Run state")
@@ -47,17 +57,11 @@ class ConversationFilterForm(forms.Form):
     sort = forms.ChoiceField(required=False, choices=[(key, sort.label) for key, sort in SORTS.items()])
     cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
-    def __init__(self, *args, agents: list[str] | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, agents: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _set_choices(self, "verdict", [("", "Any verdict")] + [(v, v.title()) for v in verdict_choices()])
         _set_choices(self, "state", [("", "Any state"), *RunState.choices])
         self.agents = agents or []
-
-    def clean(self) -> dict[str, Any] | None:
-        data = super().clean()
-        assert data is not None  # Form.clean returns cleaned_data
-        _check_range(data)
-        return data
 
     def filters(self) -> ConversationFilters:
         data = self.cleaned_data
@@ -143,14 +147,14 @@ class RetentionForm(forms.Form):
     )
 
 
-class AuditEventFilterForm(forms.Form):
+class AuditEventFilterForm(_DateRangeForm):
     event_class = forms.ChoiceField(required=False, label="Class")
     run_id = forms.CharField(required=False, max_length=200, label="Run id")
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
     cursor = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
 
-    def __init__(self, *args, classes: list[str] | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, classes: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         known = dict(choices(EVENT_CLASS_LABELS))
         _set_choices(
@@ -159,12 +163,6 @@ class AuditEventFilterForm(forms.Form):
             [("", "Any class")]
             + [(value, known.get(value, value.replace("_", " ").capitalize())) for value in (classes or [])],
         )
-
-    def clean(self) -> dict[str, Any] | None:
-        data = super().clean()
-        assert data is not None  # Form.clean returns cleaned_data
-        _check_range(data)
-        return data
 
     def filters(self) -> EventFilters:
         data = self.cleaned_data
@@ -185,13 +183,13 @@ class OverviewRangeForm(forms.Form):
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, today: date, **kwargs) -> None:
+    def __init__(self, *args: Any, today: date, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.today = today
 
-    def clean(self) -> dict[str, Any] | None:
-        data = super().clean()
-        assert data is not None  # Form.clean returns cleaned_data
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         until = data.get("until") or self.today

@@ -17,7 +17,7 @@ _SAFE = "!$&'()*+,;=/~:@"
 
 
 def quote_id(value: str) -> str:
-    """Pure: `value` as a URL path piece (a slash stays a slash; the `<path:…>` pattern takes it whole)."""
+    """`value` as a URL path piece (a slash stays a slash; the `<path:…>` pattern takes it whole)."""
     return quote(value, safe=_SAFE)
 
 

@@ -81,7 +81,7 @@ _UNFINISHED_WORD = re.compile(r"(?:^|\s)(\w{4,})$")
 
 
 def as_you_type(query: str) -> str | None:
-    """Pure: `query` with its unfinished last word searched as a prefix ("quok" → "quok*"), or None."""
+    """`query` with its unfinished last word searched as a prefix ("quok" → "quok*"), or None."""
     if query.count('"') % 2 or not _UNFINISHED_WORD.search(query):
         return None
     return query + "*"
@@ -107,7 +107,6 @@ def search_grouped(
     `next_cursor`) asks for the next page of the query as it was searched.
     """
     filters: _Filters = {"roles": (role,) if role else (), "since": since, "until": until}
-    # One conversation (the conversation page's "search in this conversation"), else the whole tenant.
     # One conversation (the conversation page's "search in this conversation"), every tenant of the caller (the
     # caller decides which: their own), else the current tenant.
     scope = "conversation" if conversation_id else "tenants" if tenants else "tenant"

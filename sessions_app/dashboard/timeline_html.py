@@ -1,17 +1,17 @@
 """HTML for the runs timeline on the conversation page: a table of runs, steps and tool calls with a waterfall.
 
-Built in Python from escaped pieces like transcript_html (200 runs with their steps as template rows cost too
+Built in Python from esc pieces like transcript_html (200 runs with their steps as template rows cost too
 much). Bars are SVG rectangles positioned by attributes: the Content-Security-Policy refuses inline styles.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
-from html import escape
 from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
 
 from sessions_app.dashboard.ids import quote_id
+from sessions_app.dashboard.markup import esc
 from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_tone
 from sessions_app.transcripts.run_timeline import ConversationTimeline, RunTimeline, Step, ToolSpan, Usage
 
@@ -28,10 +28,6 @@ class TimelineOptions:
     operator_links: bool = False  # snapshots, receipts and audit links
     expanded: frozenset[str] = frozenset()  # run ids whose steps are shown whatever their number
     all_runs: bool = False  # every run, not the first RUN_ROWS
-
-
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
 
 
 def tokens(n: int) -> str:
@@ -53,7 +49,7 @@ def duration(seconds: float | None) -> str:
 def _time(value: datetime | None, fmt: str) -> str:
     if value is None:
         return "—"
-    return f'<time datetime="{_e(value.isoformat())}">{value.strftime(fmt)}</time>'
+    return f'<time datetime="{esc(value.isoformat())}">{value.strftime(fmt)}</time>'
 
 
 def span_label(start: datetime | None, end: datetime | None) -> str:
@@ -81,7 +77,7 @@ def _bar(timeline: ConversationTimeline, start: datetime | None, end: datetime |
         return '<td class="bar"></td>'
     return (
         f'<td class="bar"><svg viewBox="0 0 1000 10" preserveAspectRatio="none" role="img" '
-        f'aria-label="{_e(duration(_seconds(start, end)))}"><rect class="{kind}" x="{x}" y="1" width="{width}" '
+        f'aria-label="{esc(duration(_seconds(start, end)))}"><rect class="{kind}" x="{x}" y="1" width="{width}" '
         'height="8"></rect></svg></td>'
     )
 
@@ -101,32 +97,34 @@ def _plural(n: int, word: str) -> str:
 def _fold_link(run: RunTimeline) -> str:
     tools = sum(len(step.tools) for step in run.steps)
     text = _plural(len(run.steps), "step") + (f", {_plural(tools, 'tool call')}" if tools else "")
-    return f' · <a class="fold" href="?steps={_e(quote(run.run.run_id, safe=""))}#run-{run.run.pk}">Show its {text}</a>'
+    return (
+        f' · <a class="fold" href="?steps={esc(quote(run.run.run_id, safe=""))}#run-{run.run.pk}">Show its {text}</a>'
+    )
 
 
 def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: TimelineOptions, folded: bool) -> str:
     facts = run.run
     verdict = options.verdicts.get(facts.pk, "")
     quoted = quote_id(facts.run_id)
-    badges = f' <span class="badge {state_tone(facts.state)}">{_e(facts.state)}</span>'
+    badges = f' <span class="badge {state_tone(facts.state)}">{esc(facts.state)}</span>'
     if verdict:
-        badges += f' <span class="badge {verdict_tone(verdict)}">{_e(verdict)}</span>'
+        badges += f' <span class="badge {verdict_tone(verdict)}">{esc(verdict)}</span>'
     links = ""
     if options.operator_links:
         links = (
-            f' · <a href="/r/{_e(quoted)}/snapshots/">Snapshots</a> · <a href="/r/{_e(quoted)}/receipts/">Receipts'
+            f' · <a href="/r/{esc(quoted)}/snapshots/">Snapshots</a> · <a href="/r/{esc(quoted)}/receipts/">Receipts'
             " &amp; waits</a>"
         )
         if verdict:
-            links += f' · <a href="/r/{_e(quoted)}/audit">Audit</a>'
-    parent = f" · child of <code>{_e(facts.parent_run_id)}</code>" if facts.parent_run_id else ""
+            links += f' · <a href="/r/{esc(quoted)}/audit">Audit</a>'
+    parent = f" · child of <code>{esc(facts.parent_run_id)}</code>" if facts.parent_run_id else ""
     return (
         f'<tr class="run depth-{run.depth}" id="run-{facts.pk}"><th scope="row">'
-        f'<a class="mono" href="/r/{_e(quoted)}/" title="{_e(facts.run_id)}">{_e(facts.run_id)}</a> '
-        f'<button type="button" class="secondary small" data-copy="{_e(facts.run_id)}" hidden>Copy id</button>'
-        f'{badges}<div class="small muted">{_e(facts.agent_name or "(no agent name)")}{parent} · '
+        f'<a class="mono" href="/r/{esc(quoted)}/" title="{esc(facts.run_id)}">{esc(facts.run_id)}</a> '
+        f'<button type="button" class="secondary small" data-copy="{esc(facts.run_id)}" hidden>Copy id</button>'
+        f'{badges}<div class="small muted">{esc(facts.agent_name or "(no agent name)")}{parent} · '
         f"{span_label(run.started_at, run.ended_at)}{links}{_fold_link(run) if folded else ''}</div></th>"
-        f'<td class="small">{_e(", ".join(run.models) or "—")}</td><td class="num">{duration(run.seconds)}</td>'
+        f'<td class="small">{esc(", ".join(run.models) or "—")}</td><td class="num">{duration(run.seconds)}</td>'
         f"{_usage_cells(run.usage)}{_bar(timeline, run.started_at, run.ended_at, 'run')}</tr>"
     )
 
@@ -135,7 +133,7 @@ def _step_row(timeline: ConversationTimeline, run: RunTimeline, number: int, ste
     return (
         f'<tr class="step depth-{run.depth}"><th scope="row" class="small">Step {number} · '
         f'<a href="#m-{step.position}">#{step.position}</a> · {_time(step.ended_at, "%H:%M:%S")}</th>'
-        f'<td class="small mono">{_e(step.model_name or "—")}</td><td class="num">{duration(step.seconds)}</td>'
+        f'<td class="small mono">{esc(step.model_name or "—")}</td><td class="num">{duration(step.seconds)}</td>'
         f"{_usage_cells(step.usage)}{_bar(timeline, step.started_at, step.ended_at, 'step')}</tr>"
     )
 
@@ -146,8 +144,8 @@ def _tool_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan) 
     if tool.result_position is not None:
         result = f' · <a href="#m-{tool.result_position}">result #{tool.result_position}</a>'
     return (
-        f'<tr class="tool depth-{run.depth}"><th scope="row" class="small">Tool <code>{_e(tool.tool_name)}</code> '
-        f'<span class="badge {tone}">{_e(tool.status)}</span>{result}</th><td></td>'
+        f'<tr class="tool depth-{run.depth}"><th scope="row" class="small">Tool <code>{esc(tool.tool_name)}</code> '
+        f'<span class="badge {tone}">{esc(tool.status)}</span>{result}</th><td></td>'
         f'<td class="num">{duration(tool.seconds)}</td><td></td><td></td><td class="optional"></td>'
         f"{_bar(timeline, tool.started_at, tool.ended_at, 'tool')}</tr>"
     )

@@ -1,4 +1,4 @@
-"""HTML for transcript messages, built in Python from escaped pieces. Pure: MessageView in, markup out.
+"""HTML for transcript messages, built in Python from esc pieces. Pure: MessageView in, markup out.
 
 Why not a template: the Django template engine costs about a millisecond per message here, so a 2,000-message
 transcript took seconds; this renderer does the same markup in tens of microseconds per message. Every piece
@@ -14,6 +14,7 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
+from sessions_app.dashboard.markup import esc
 from sessions_app.transcripts.transcript_layout import MessageView, PartView
 
 _BADGE_RECOVERED = (
@@ -50,13 +51,9 @@ class RenderOptions:
     unrecorded: Mapping[int, Sequence[UnrecordedMark]] = field(default_factory=dict)
 
 
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
 @functools.lru_cache(maxsize=4096)
 def _e_repeated(text: str) -> str:
-    # Roles, role labels and run ids repeat on every message of a run: escaped once, not once per message.
+    # Roles, role labels and run ids repeat on every message of a run: esc once, not once per message.
     return escape(text, quote=True)
 
 
@@ -77,8 +74,8 @@ def _part(part: PartView, message: MessageView) -> str:
     if part.kind == "tool_call":
         call_class = ' class="repair"' if part.dangling else ""
         call = (
-            f'<div{call_class}><span class="label">Tool call <code>{_e(part.tool_name)}</code></span>'
-            f"<pre>{_e(part.text)}</pre></div>"
+            f'<div{call_class}><span class="label">Tool call <code>{esc(part.tool_name)}</code></span>'
+            f"<pre>{esc(part.text)}</pre></div>"
         )
         if part.result is None:
             return f'<div class="toolpair">{call}{_NO_RESULT}</div>'
@@ -93,37 +90,37 @@ def _part(part: PartView, message: MessageView) -> str:
             note = ' · <strong>repair: synthesized "interrupted" return</strong> (the tool may or may not have run)'
         return (
             f'<div class="toolpair">{call}<div{result_class}><span class="label">Result{link}{note}</span>'
-            f"<pre>{_e(result.text)}</pre></div></div>"
+            f"<pre>{esc(result.text)}</pre></div></div>"
         )
     if part.kind == "tool_result":
         if part.orphan:
             return (
                 '<div class="part toolpair"><div class="repair"><span class="label"><strong>Repair: orphan '
-                f"result</strong> of <code>{_e(part.tool_name)}</code> (no matching call in this history; "
-                f"pydantic-ai drops it before the next request)</span><pre>{_e(part.text)}</pre></div></div>"
+                f"result</strong> of <code>{esc(part.tool_name)}</code> (no matching call in this history; "
+                f"pydantic-ai drops it before the next request)</span><pre>{esc(part.text)}</pre></div></div>"
             )
         if part.paired_with is None:
             return (
-                f'<div class="part"><span class="small muted">Result of <code>{_e(part.tool_name)}</code></span>'
-                f"<pre>{_e(part.text)}</pre></div>"
+                f'<div class="part"><span class="small muted">Result of <code>{esc(part.tool_name)}</code></span>'
+                f"<pre>{esc(part.text)}</pre></div>"
             )
         return (
-            f'<p class="small muted">Result of <code>{_e(part.tool_name)}</code> shown beside its call at '
+            f'<p class="small muted">Result of <code>{esc(part.tool_name)}</code> shown beside its call at '
             f'<a href="#m-{part.paired_with}">#{part.paired_with}</a>.</p>'
         )
     if part.kind == "reasoning":
         return (
             '<details class="part"><summary class="small muted">Reasoning</summary>'
-            f"<pre>{_e(part.text)}</pre></details>"
+            f"<pre>{esc(part.text)}</pre></details>"
         )
     if part.kind == "media":
-        return f'<p class="part small muted">{_e(part.text)}</p>'
-    label = f'<span class="small muted">{_e(part.role.capitalize())}</span>' if part.role != message.role else ""
-    return f'<div class="part">{label}<pre>{_e(part.text)}</pre></div>'
+        return f'<p class="part small muted">{esc(part.text)}</p>'
+    label = f'<span class="small muted">{esc(part.role.capitalize())}</span>' if part.role != message.role else ""
+    return f'<div class="part">{label}<pre>{esc(part.text)}</pre></div>'
 
 
 def _summary_artifact(message: MessageView) -> str:
-    body = "".join(f"<pre>{_e(part.text)}</pre>" for part in message.parts)
+    body = "".join(f"<pre>{esc(part.text)}</pre>" for part in message.parts)
     return (
         f'<details class="summary-artifact" id="summary-{message.position}"><summary>Summary written by '
         "compaction (not part of the transcript; replaced earlier messages in the live history)</summary>"
@@ -163,11 +160,11 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         body = "".join(_part(part, message) for part in message.parts)
     reveal = ""
     if options.reveal_csrf_token and message.masked and not message.only_paired_results and options.revealed != p:
-        action = _e(options.reveal_url.replace("{position}", str(p)))
+        action = esc(options.reveal_url.replace("{position}", str(p)))
         reveal = (
             f'<form method="post" action="{action}" class="small" hx-post="{action}" hx-target="#m-{p}" '
             f'hx-swap="outerHTML"><input type="hidden" name="csrfmiddlewaretoken" '
-            f'value="{_e(options.reveal_csrf_token)}"><button type="submit" class="secondary small" '
+            f'value="{esc(options.reveal_csrf_token)}"><button type="submit" class="secondary small" '
             'title="Shows this message unmasked and records an audit event">Reveal credentials</button></form>'
         )
     return (
@@ -178,27 +175,27 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
 
 def render_unrecorded(mark: UnrecordedMark) -> str:
     links = [
-        f'<a href="{_e(url)}">{label}</a>'
+        f'<a href="{esc(url)}">{label}</a>'
         for url, label in ((mark.snapshot_url, "the interrupted snapshot"), (mark.audit_url, "the run's audit"))
         if url
     ]
     return (
-        f'<aside class="msg repair-mark" id="{_e(mark.anchor)}" data-nav-item tabindex="-1" '
-        f'aria-label="Interrupted call of {_e(mark.tool_name)}"><div class="msg-head"><span class="role">Interrupted '
-        f'tool call</span><span class="badge bad">repair</span><span class="mono" title="{_e(mark.run_id)}">'
-        f'{_e(_short(mark.run_id, 16))}</span><a class="permalink" href="#{_e(mark.anchor)}" '
+        f'<aside class="msg repair-mark" id="{esc(mark.anchor)}" data-nav-item tabindex="-1" '
+        f'aria-label="Interrupted call of {esc(mark.tool_name)}"><div class="msg-head"><span class="role">Interrupted '
+        f'tool call</span><span class="badge bad">repair</span><span class="mono" title="{esc(mark.run_id)}">'
+        f'{esc(_short(mark.run_id, 16))}</span><a class="permalink" href="#{esc(mark.anchor)}" '
         f'aria-label="Permalink to this interrupted call">#</a></div><div class="toolpair"><div class="repair">'
-        f'<span class="label">Tool call <code>{_e(mark.tool_name)}</code> · <strong>repair: synthesized '
+        f'<span class="label">Tool call <code>{esc(mark.tool_name)}</code> · <strong>repair: synthesized '
         '"interrupted" return</strong></span><p class="small">The run stopped after this call and before its result; '
         "only an interrupted snapshot holds the call, so the recovered transcript does not. pydantic-ai's repair "
-        f'inserts an "interrupted" return here before the next request.</p><p class="small">{_e(mark.detail)}</p>'
+        f'inserts an "interrupted" return here before the next request.</p><p class="small">{esc(mark.detail)}</p>'
         + (f'<p class="small">See {" · ".join(links)}.</p>' if links else "")
         + "</div></div></aside>"
     )
 
 
 def render_messages(messages: list[MessageView], options: RenderOptions) -> SafeString:
-    """The messages as one block of HTML; safe because every message-derived piece was escaped above."""
+    """The messages as one block of HTML; safe because every message-derived piece was esc above."""
     pieces = []
     for message in messages:
         pieces.append(render_message(message, options))

@@ -24,6 +24,18 @@ from sessions_app.transcripts import retention as retention_service
 _NEW_INVITE = "sessiondesk_new_invite"
 
 
+def _shown_once[M: (Invitation, ApiKey)](
+    request: MemberRequest, session_key: str, model: type[M], secret: str
+) -> tuple[M | None, str | None]:
+    """What the POST before the redirect created, and its one-time `secret`, taken out of the session (so a
+    reload shows nothing); (None, None) when there is none or it is gone."""
+    pending = request.session.pop(session_key, None)
+    if not pending:
+        return None, None
+    created = scoped(model, request.tenant).filter(pk=pending["pk"]).first()
+    return created, pending[secret] if created else None
+
+
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_MEMBERS)
 def members(request: MemberRequest) -> HttpResponse:
@@ -37,12 +49,7 @@ def members(request: MemberRequest) -> HttpResponse:
         link = request.build_absolute_uri(reverse("invitation-link", args=[raw]))
         request.session[_NEW_INVITE] = {"pk": invitation.pk, "link": link}
         return redirect("members")
-    invited: Invitation | None = None
-    invite_link: str | None = None
-    pending = request.session.pop(_NEW_INVITE, None)
-    if pending:
-        invited = scoped(Invitation, request.tenant).filter(pk=pending["pk"]).first()
-        invite_link = pending["link"] if invited else None
+    invited, invite_link = _shown_once(request, _NEW_INVITE, Invitation, "link")
     rows = scoped(Membership, request.tenant).select_related("user").order_by("user__username")
     open_invitations = scoped(Invitation, request.tenant).filter(
         accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
@@ -117,12 +124,7 @@ def api_keys(request: MemberRequest) -> HttpResponse:
         # reloading that page shows nothing and creates nothing.
         request.session[_NEW_KEY] = {"pk": new_key.pk, "raw": new_raw}
         return redirect("api-keys")
-    raw_key: str | None = None
-    created: ApiKey | None = None
-    pending = request.session.pop(_NEW_KEY, None)
-    if pending:
-        created = scoped(ApiKey, request.tenant).filter(pk=pending["pk"]).first()
-        raw_key = pending["raw"] if created else None
+    created, raw_key = _shown_once(request, _NEW_KEY, ApiKey, "raw")
     keys = scoped(ApiKey, request.tenant).order_by("-created_at", "-pk")
     response = render(
         request,

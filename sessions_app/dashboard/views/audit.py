@@ -1,5 +1,7 @@
 """Operator pages over the replay audit: repairs across the tenant, the audit event log (and CSV), one run."""
 
+from typing import Any
+
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -8,6 +10,7 @@ from sessions_app.audit import listing as audit_listing
 from sessions_app.core import paging
 from sessions_app.dashboard.forms import AuditEventFilterForm, ResolveWaitForm
 from sessions_app.dashboard.history import wants_fragment
+from sessions_app.models import Run
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_run_for_member, member_view
 
 
@@ -25,7 +28,7 @@ def _event_form(request: MemberRequest) -> AuditEventFilterForm:
 @member_view(Action.VIEW_AUDIT)
 def audit_events(request: MemberRequest) -> HttpResponse:
     form = _event_form(request)
-    context: dict = {"section": "audit", "form": form, "events": [], "next_cursor": None}
+    context: dict[str, Any] = {"section": "audit", "form": form, "events": [], "next_cursor": None}
     if not form.is_valid():
         return render(request, "audit_events.html", context, status=400)
     try:
@@ -62,7 +65,7 @@ def audit_events_csv(request: MemberRequest) -> HttpResponseBase:
 
 
 def run_audit_page(
-    request: MemberRequest, run, resolve_form: ResolveWaitForm | None = None, status: int = 200
+    request: MemberRequest, run: Run, resolve_form: ResolveWaitForm | None = None, status: int = 200
 ) -> HttpResponse:
     return render(
         request,

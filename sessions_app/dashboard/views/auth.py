@@ -1,10 +1,13 @@
 """Login (axes lockout), accepting an invitation, the tenant switcher and the home redirect; logout and password
 change are Django's."""
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.auth import login as auth_login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -53,16 +56,18 @@ def invitation(request: HttpRequest) -> HttpResponse:
     except tenant_admin.InvitationUnusable as error:
         return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
     signed_in = request.user.is_authenticated
-    form: UserCreationForm | None = None if signed_in else UserCreationForm(request.POST or None)
+    form: UserCreationForm[User] | None = None if signed_in else UserCreationForm(request.POST or None)
     if request.method == "POST" and (form is None or form.is_valid()):
         try:
             with transaction.atomic():
                 new_user = None if form is None else form.save()
-                membership = tenant_admin.accept_invitation(token, new_user or request.user)
+                # Without a form the person is signed in, so request.user is a User.
+                membership = tenant_admin.accept_invitation(token, new_user or cast(User, request.user))
         except tenant_admin.InvitationUnusable as error:
             return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
         except IntegrityError:  # the name was taken between the form's check and the insert
-            assert form is not None
+            if form is None:  # only a new username can clash
+                raise
             form.add_error("username", "A user with that username already exists.")
         else:
             if new_user is not None:

@@ -1,6 +1,7 @@
 """The conversation list and one conversation's runs and recovered transcript."""
 
 from dataclasses import replace
+from typing import Any
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -37,7 +38,7 @@ from sessions_app.transcripts.timeline import read_timeline
 @member_view(Action.READ_CONVERSATIONS)
 def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
-    context: dict = {"section": "conversations", "form": form}
+    context: dict[str, Any] = {"section": "conversations", "form": form}
     if not form.is_valid():
         context.update(rows=[], next_cursor=None, error=" ".join(str(e) for errs in form.errors.values() for e in errs))
         return render(request, "conversations.html", context, status=400)
@@ -106,7 +107,9 @@ def _unrecorded_marks(request: MemberRequest, conversation: Conversation) -> dic
     return marks
 
 
-def _render_options(request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None):
+def _render_options(
+    request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None
+) -> RenderOptions:
     may_reveal = Action.REVEAL_CREDENTIALS in request.grants
     # Built once per page, not once per message; the position goes where the placeholder is.
     reveal_url = conversation_url(conversation.external_id) + "reveal/{position}"
@@ -120,7 +123,7 @@ def _render_options(request: MemberRequest, conversation: Conversation, at: int 
     )
 
 
-def _with_timeline(request: MemberRequest, context: dict) -> dict:
+def _with_timeline(request: MemberRequest, context: dict[str, Any]) -> dict[str, Any]:
     """The whole page adds the runs timeline (fragments of the transcript do not need it)."""
     timeline = read_timeline(context["conversation"])
     verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.run.pk for run in timeline.runs])
@@ -143,7 +146,7 @@ def _conversation_context(
     at: int | None,
     start: int | None,
     unmasked: frozenset[int] = frozenset(),
-) -> dict:
+) -> dict[str, Any]:
     conversation = get_conversation_for_member(request, conversation_id)
     start = window_start_for(start if start is not None else at)
     window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)

@@ -1,5 +1,7 @@
 """The tenant overview: activity per day over a chosen range, as SVG charts with their numbers as tables."""
 
+from typing import Any
+
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -14,7 +16,7 @@ from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
 @member_view(Action.READ_CONVERSATIONS)
 def overview_page(request: MemberRequest) -> HttpResponse:
     form = OverviewRangeForm(request.GET, today=timezone.now().date())
-    context: dict = {"section": "overview", "form": form}
+    context: dict[str, Any] = {"section": "overview", "form": form}
     if not form.is_valid():
         return render(request, "overview.html", context, status=400)
     context["overview"] = tenant_overview(request.tenant, *form.days())

@@ -1,5 +1,7 @@
 """Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
 
+from typing import Any
+
 from django.http import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
@@ -37,7 +39,7 @@ def _page_links(request: MemberRequest, outcome: search_access.SearchOutcome) ->
 @member_view(Action.SEARCH)
 def search_page(request: MemberRequest) -> HttpResponseBase:
     form = SearchForm(request.GET)
-    context: dict = {"section": "search", "form": form, "outcome": None}
+    context: dict[str, Any] = {"section": "search", "form": form, "outcome": None}
     status = 200
     if form.is_valid() and (target := url_for_pasted_id(request.tenant, form.cleaned_data["q"])):
         return go_to(request, target)  # a pasted conversation or run id goes straight to it
