@@ -25,7 +25,6 @@ PURE_MODULES = [
     "sessions_app.transcripts.transcript_layout",
     "sessions_app.dashboard.bar_charts",
     "sessions_app.dashboard.markup",
-    "sessions_app.dashboard.markup",
     "sessions_app.ingest.payloads",
     "sessions_app.ingest.otlp",
     "sessions_app.ingest.otlp_wire",
