@@ -25,7 +25,7 @@ MAX_DEPTH = 1000
 """Paging stops after this many results: past it, narrowing the search serves a reader better than paging."""
 
 _SALT = "search_app.paging"
-_MAX_CURSOR_CHARS = 512
+MAX_CURSOR_CHARS = 512
 
 INVALID = (
     "The cursor is not valid: it was changed, cut short or issued by another server. "
@@ -84,7 +84,7 @@ def encode(cursor: PageCursor, search: str) -> str:
 
 def decode(raw: object, search: str) -> PageCursor:
     """The cursor, or `SearchError` naming what is wrong with it."""
-    if not isinstance(raw, str) or not raw or len(raw) > _MAX_CURSOR_CHARS:
+    if not isinstance(raw, str) or not raw or len(raw) > MAX_CURSOR_CHARS:
         raise SearchError(INVALID)
     try:
         *fields, made_for = signing.loads(raw, salt=_SALT)

@@ -18,7 +18,7 @@ from pydantic.fields import FieldInfo
 
 from search_app.context import MAX_CONTEXT_SIDE
 from search_app.errors import SearchError
-from search_app.paging import _MAX_CURSOR_CHARS, INVALID
+from search_app.paging import INVALID, MAX_CURSOR_CHARS
 from search_app.query import MAX_QUERY_CHARS
 from search_app.validation import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -111,7 +111,7 @@ class SearchParams(_Params):
     since: AwareTime | None = None
     until: AwareTime | None = None
     limit: WholeNumber = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
-    cursor: str | None = Field(None, min_length=1, max_length=_MAX_CURSOR_CHARS, description=SEARCH_PAGING)
+    cursor: str | None = Field(None, min_length=1, max_length=MAX_CURSOR_CHARS, description=SEARCH_PAGING)
 
     PROBLEMS = {
         "q": lambda name, field, raw: f"The query is {len(str(raw))} characters long; the limit is {MAX_QUERY_CHARS}.",

@@ -225,7 +225,7 @@ class ToolEffect(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "run", "tool_call_id"], name="tooleffect_unique_call")]
-        # Search finds a tool call by its id alone (search_app.service.identify), across the tenant's runs.
+        # Search finds a tool call by its id alone (search_app.identify), across the tenant's runs.
         indexes = [models.Index(fields=["tenant", "tool_call_id"], name="tooleffect_tenant_call")]
 
 
