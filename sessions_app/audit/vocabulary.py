@@ -2,97 +2,76 @@
 
 Pure, and a leaf: it imports nothing of the project, so models (their choices), tenancy (the events it records),
 the gates, the templates (tone, label) and the stylesheet (colour, checked by a test) all read it from here.
-Adding a verdict is one `VERDICTS` row (and its `.s-<slug>` rule in static/css/app.css); the completeness test
-tests/sessions_app/audit/test_audit_vocabulary.py fails while any field or the rule is missing.
+Adding a verdict is one `Verdict` member and its `VERDICTS` row (and its `.s-<slug>` rule in static/css/app.css);
+the completeness test tests/sessions_app/audit/test_audit_vocabulary.py fails while any field or the rule is missing.
 
 The verdict order is SPEC section 3's: there is no value in diagnosing a missing deliverable in a history the
 caller was never allowed to resume, so authority comes first and the outcome receipt last.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Self
 
 
-class EventClass(StrEnum):
+class Labelled(StrEnum):
+    """A StrEnum whose members are written `NAME = value, label`: the stored value and how it is shown, in one row."""
+
+    _value_: str
+    label: str
+
+    # Runs only while the class is built; afterwards Enum looks members up by value (`Evidence("outcome")`), a
+    # call that type checkers read against this signature, hence the default and the explicit check.
+    def __new__(cls, value: str, label: str = "") -> Self:
+        if not label.strip():
+            raise TypeError(f"{cls.__name__} member {value!r} has no label")
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        return member
+
+
+class EventClass(Labelled):
     """What an audit event records. The first group is written by audits (one per finding); the second by the
     operations that change who may do what, what is shown or kept, or that let data leave (exports, reveals)."""
 
-    ORPHAN_REMOVED = "orphan_removed"
-    INTERRUPTED_SYNTHESIZED = "interrupted_synthesized"
-    SCOPE_DRIFT = "scope_drift"
-    UNTRUSTED_HISTORY = "untrusted_history"
-    PROMPT_GAP = "prompt_gap"
-    ROUND_TRIP_MISMATCH = "round_trip_mismatch"
-    MISSING_RECEIPT = "missing_receipt"
-    WAITING = "waiting"
-    STUCK = "stuck"
-    EXPORT = "export"
-    KEY_CREATED = "key_created"
-    KEY_REVOKED = "key_revoked"
-    MEMBER_CHANGED = "member_changed"
-    CREDENTIAL_REVEALED = "credential_revealed"
-    REDACTION_CHANGED = "redaction_changed"
-    RETENTION_CHANGED = "retention_changed"
-    WAIT_RESOLVED = "wait_resolved"
-    REPLAY_ALLOWED = "replay_allowed"
-    REPLAY_REFUSED = "replay_refused"
-    CONVERSATIONS_MERGED = "conversations_merged"
+    ORPHAN_REMOVED = "orphan_removed", "Orphan result removed"
+    INTERRUPTED_SYNTHESIZED = "interrupted_synthesized", "Interrupted return synthesized"
+    SCOPE_DRIFT = "scope_drift", "Scope drift"
+    UNTRUSTED_HISTORY = "untrusted_history", "Untrusted history"
+    PROMPT_GAP = "prompt_gap", "System prompt gap"
+    ROUND_TRIP_MISMATCH = "round_trip_mismatch", "Round trip mismatch"
+    MISSING_RECEIPT = "missing_receipt", "Missing outcome receipt"
+    WAITING = "waiting", "Waiting"
+    STUCK = "stuck", "Stuck"
+    EXPORT = "export", "Export"
+    KEY_CREATED = "key_created", "API key created"
+    KEY_REVOKED = "key_revoked", "API key revoked"
+    MEMBER_CHANGED = "member_changed", "Member changed"
+    CREDENTIAL_REVEALED = "credential_revealed", "Credential revealed"
+    REDACTION_CHANGED = "redaction_changed", "Redaction rules changed"
+    RETENTION_CHANGED = "retention_changed", "Retention changed"
+    WAIT_RESOLVED = "wait_resolved", "Wait resolved"
+    REPLAY_ALLOWED = "replay_allowed", "Replay allowed"
+    REPLAY_REFUSED = "replay_refused", "Replay refused"
+    CONVERSATIONS_MERGED = "conversations_merged", "Conversations merged"
 
 
-EVENT_CLASS_LABELS: dict[EventClass, str] = {
-    EventClass.ORPHAN_REMOVED: "Orphan result removed",
-    EventClass.INTERRUPTED_SYNTHESIZED: "Interrupted return synthesized",
-    EventClass.SCOPE_DRIFT: "Scope drift",
-    EventClass.UNTRUSTED_HISTORY: "Untrusted history",
-    EventClass.PROMPT_GAP: "System prompt gap",
-    EventClass.ROUND_TRIP_MISMATCH: "Round trip mismatch",
-    EventClass.MISSING_RECEIPT: "Missing outcome receipt",
-    EventClass.WAITING: "Waiting",
-    EventClass.STUCK: "Stuck",
-    EventClass.EXPORT: "Export",
-    EventClass.KEY_CREATED: "API key created",
-    EventClass.KEY_REVOKED: "API key revoked",
-    EventClass.MEMBER_CHANGED: "Member changed",
-    EventClass.CREDENTIAL_REVEALED: "Credential revealed",
-    EventClass.REDACTION_CHANGED: "Redaction rules changed",
-    EventClass.RETENTION_CHANGED: "Retention changed",
-    EventClass.WAIT_RESOLVED: "Wait resolved",
-    EventClass.REPLAY_ALLOWED: "Replay allowed",
-    EventClass.REPLAY_REFUSED: "Replay refused",
-    EventClass.CONVERSATIONS_MERGED: "Conversations merged",
-}
-
-
-class Evidence(StrEnum):
+class Evidence(Labelled):
     """Evidence levels of an outcome receipt, weakest first. Only OUTCOME proves an effect exists."""
 
-    ACTIVITY = "activity"
-    TRANSPORT = "transport"
-    OUTCOME = "outcome"
+    ACTIVITY = "activity", "Activity (a model said it is done)"
+    TRANSPORT = "transport", "Transport (a tool said accepted)"
+    OUTCOME = "outcome", "Outcome (a fresh read of the destination shows the effect)"
 
 
-EVIDENCE_LABELS: dict[Evidence, str] = {
-    Evidence.ACTIVITY: "Activity (a model said it is done)",
-    Evidence.TRANSPORT: "Transport (a tool said accepted)",
-    Evidence.OUTCOME: "Outcome (a fresh read of the destination shows the effect)",
-}
-
-
-class ContractKind(StrEnum):
+class ContractKind(Labelled):
     """What a prompt contract names: a hash or a label of the system prompt, or dynamic instructions."""
 
-    HASH = "hash"
-    LABEL = "label"
-    DYNAMIC = "dynamic"
-
-
-CONTRACT_KIND_LABELS: dict[ContractKind, str] = {
-    ContractKind.HASH: "SHA-256 of the required system prompt",
-    ContractKind.LABEL: "A label the prompt carries",
-    ContractKind.DYNAMIC: "Runs on dynamic instructions",
-}
+    HASH = "hash", "SHA-256 of the required system prompt"
+    LABEL = "label", "A label the prompt carries"
+    DYNAMIC = "dynamic", "Runs on dynamic instructions"
 
 
 class Verdict(StrEnum):
@@ -107,13 +86,23 @@ class Verdict(StrEnum):
     MISSING_OUTCOME_RECEIPT = "MISSING OUTCOME RECEIPT"
     READY = "READY"
 
+    @property
+    def label(self) -> str:
+        """How the verdict is shown: its code in title case ("Round Trip Mismatch")."""
+        return self.value.title()
+
 
 Tone = Literal["ok", "warn", "bad"]
 
 
+def prose(paragraph: str) -> str:
+    """A paragraph written across indented source lines, as one line of single-spaced text."""
+    return " ".join(paragraph.split())
+
+
 @dataclass(frozen=True)
 class VerdictRow:
-    """Everything shown or recorded for one verdict.
+    """Everything shown or recorded for one verdict besides its label (`Verdict.label`).
 
     `tone` is the badge's class (green when fit to replay, amber when waiting on proof, red otherwise);
     `colour` the fill of its chart series and legend swatch, exactly as the `.s-<slug>` rule of app.css writes
@@ -121,7 +110,6 @@ class VerdictRow:
     READY, which is no finding); `guidance` what a person should do next (SPEC section 3).
     """
 
-    label: str
     tone: Tone
     colour: str
     event_class: EventClass | None
@@ -134,115 +122,83 @@ class VerdictRow:
 # never says "retry": it says how to find out first.
 VERDICTS: dict[Verdict, VerdictRow] = {
     Verdict.UNTRUSTED_HISTORY: VerdictRow(
-        label="Untrusted History",
-        tone="bad",
-        colour="color-mix(in srgb, var(--bad) 70%, var(--text))",
-        event_class=EventClass.UNTRUSTED_HISTORY,
-        guidance=(
-            "Do not replay this copy. It came from a client, and a client can forge tool calls, tool results, "
-            "system prompts and approvals however well-formed they look. Re-load the conversation from the "
-            "server-side source (the server's own step snapshots) and resume from that."
-        ),
+        "bad", "color-mix(in srgb, var(--bad) 70%, var(--text))", EventClass.UNTRUSTED_HISTORY,
+        prose("""
+        Do not replay this copy. It came from a client, and a client can forge tool calls, tool results,
+        system prompts and approvals however well-formed they look. Re-load the conversation from the
+        server-side source (the server's own step snapshots) and resume from that.
+        """),
     ),
     Verdict.SCOPE_DRIFT: VerdictRow(
-        label="Scope Drift",
-        tone="bad",
-        colour="var(--info)",
-        event_class=EventClass.SCOPE_DRIFT,
-        guidance=(
-            "Quarantine this history: do not resume it until its scope is reconciled. Split messages back into "
-            "their own conversations, or record an explicit merge if they truly belong together; give a fork "
-            "its own conversation id; never use a run id as a conversation key."
-        ),
+        "bad", "var(--info)", EventClass.SCOPE_DRIFT,
+        prose("""
+        Quarantine this history: do not resume it until its scope is reconciled. Split messages back into
+        their own conversations, or record an explicit merge if they truly belong together; give a fork its
+        own conversation id; never use a run id as a conversation key.
+        """),
     ),
     Verdict.ROUND_TRIP_MISMATCH: VerdictRow(
-        label="Round Trip Mismatch",
-        tone="bad",
-        colour="color-mix(in srgb, var(--info) 60%, var(--bg))",
-        event_class=EventClass.ROUND_TRIP_MISMATCH,
-        guidance=(
-            "The stored history does not survive pydantic-ai's ModelMessagesTypeAdapter unchanged, so a replay "
-            "would send something other than what was stored. Re-ingest it from the original source, or inspect"
-            " the named field before resuming."
-        ),
+        "bad", "color-mix(in srgb, var(--info) 60%, var(--bg))", EventClass.ROUND_TRIP_MISMATCH,
+        prose("""
+        The stored history does not survive pydantic-ai's ModelMessagesTypeAdapter unchanged, so a replay
+        would send something other than what was stored. Re-ingest it from the original source, or inspect
+        the named field before resuming.
+        """),
     ),
     Verdict.SYSTEM_PROMPT_GAP: VerdictRow(
-        label="System Prompt Gap",
-        tone="bad",
-        colour="color-mix(in srgb, var(--accent) 50%, var(--bad))",
-        event_class=EventClass.PROMPT_GAP,
-        guidance=(
-            "Resuming from non-empty history, pydantic-ai assumes the system prompt is already in it, so this "
-            "run would continue without the agent's prompt. Restore the prompt (for example with the "
-            "ReinjectSystemPrompt capability) or, if the agent's prompt changed on purpose, register its new "
-            "prompt contract."
-        ),
+        "bad", "color-mix(in srgb, var(--accent) 50%, var(--bad))", EventClass.PROMPT_GAP,
+        prose("""
+        Resuming from non-empty history, pydantic-ai assumes the system prompt is already in it, so this run
+        would continue without the agent's prompt. Restore the prompt (for example with the
+        ReinjectSystemPrompt capability) or, if the agent's prompt changed on purpose, register its new
+        prompt contract.
+        """),
     ),
     Verdict.INTERRUPTED_TOOL: VerdictRow(
-        label="Interrupted Tool",
-        tone="bad",
-        colour="var(--bad)",
-        event_class=EventClass.INTERRUPTED_SYNTHESIZED,
-        guidance=(
-            "An interrupted call is a signal, not a retry order. Query the destination for the effect first, "
-            "using the call's idempotency key; retry only once a fresh read proves the effect absent, with that"
-            " same idempotency key, and record an outcome receipt. This history still carries the unsettled "
-            "call, so continue from one where it is answered with what you read, not by replaying this one."
-        ),
+        "bad", "var(--bad)", EventClass.INTERRUPTED_SYNTHESIZED,
+        prose("""
+        An interrupted call is a signal, not a retry order. Query the destination for the effect first,
+        using the call's idempotency key; retry only once a fresh read proves the effect absent, with that
+        same idempotency key, and record an outcome receipt. This history still carries the unsettled call,
+        so continue from one where it is answered with what you read, not by replaying this one.
+        """),
     ),
     Verdict.ORPHAN_RESULT_REMOVED: VerdictRow(
-        label="Orphan Result Removed",
-        tone="bad",
-        colour="color-mix(in srgb, var(--bad) 60%, var(--bg))",
-        event_class=EventClass.ORPHAN_REMOVED,
-        guidance=(
-            "A tool result whose call is missing will be dropped before the next request. Keep this audit "
-            "record, and find where the call went (context eviction, a hand-built or client-edited history) "
-            "before relying on what the result said."
-        ),
+        "bad", "color-mix(in srgb, var(--bad) 60%, var(--bg))", EventClass.ORPHAN_REMOVED,
+        prose("""
+        A tool result whose call is missing will be dropped before the next request. Keep this audit record,
+        and find where the call went (context eviction, a hand-built or client-edited history) before
+        relying on what the result said.
+        """),
     ),
     Verdict.WAITING: VerdictRow(
-        label="Waiting",
-        tone="warn",
-        colour="var(--warn)",
-        event_class=EventClass.WAITING,
-        guidance=(
-            "The run is legitimately waiting for a person's decision. The owner named in the wait record "
-            "decides before the deadline and the run resumes with the resume token; nothing to replay "
-            "meanwhile."
-        ),
+        "warn", "var(--warn)", EventClass.WAITING,
+        prose("""
+        The run is legitimately waiting for a person's decision. The owner named in the wait record decides
+        before the deadline and the run resumes with the resume token; nothing to replay meanwhile.
+        """),
     ),
     Verdict.STUCK: VerdictRow(
-        label="Stuck",
-        tone="bad",
-        colour="color-mix(in srgb, var(--warn) 55%, var(--bad))",
-        event_class=EventClass.STUCK,
-        guidance=(
-            "The waiting window closed with neither an outcome nor a new wait. Escalate to the wait's owner, "
-            "read the destination to see whether the effect exists, then record an outcome receipt or a new "
-            "wait."
-        ),
+        "bad", "color-mix(in srgb, var(--warn) 55%, var(--bad))", EventClass.STUCK,
+        prose("""
+        The waiting window closed with neither an outcome nor a new wait. Escalate to the wait's owner, read
+        the destination to see whether the effect exists, then record an outcome receipt or a new wait.
+        """),
     ),
     Verdict.MISSING_OUTCOME_RECEIPT: VerdictRow(
-        label="Missing Outcome Receipt",
-        tone="warn",
-        colour="color-mix(in srgb, var(--warn) 60%, var(--text))",
-        event_class=EventClass.MISSING_RECEIPT,
-        guidance=(
-            "No proof that the intended effect exists. Read the destination afresh and record an outcome "
-            "receipt (evidence 'outcome'); a model saying 'done' is only activity evidence and a tool saying "
-            "'accepted' only transport evidence. If the run awaits a human decision, record a wait instead."
-        ),
+        "warn", "color-mix(in srgb, var(--warn) 60%, var(--text))", EventClass.MISSING_RECEIPT,
+        prose("""
+        No proof that the intended effect exists. Read the destination afresh and record an outcome receipt
+        (evidence 'outcome'); a model saying 'done' is only activity evidence and a tool saying 'accepted'
+        only transport evidence. If the run awaits a human decision, record a wait instead.
+        """),
     ),
     Verdict.READY: VerdictRow(
-        label="Ready",
-        tone="ok",
-        colour="var(--ok)",
-        event_class=None,
-        guidance=(
-            "Every gate passed: the history may be resumed as stored. A later snapshot, receipt, wait or "
-            "contract is audited afresh, so check the verdict again before each resume."
-        ),
+        "ok", "var(--ok)", None,
+        prose("""
+        Every gate passed: the history may be resumed as stored. A later snapshot, receipt, wait or contract
+        is audited afresh, so check the verdict again before each resume.
+        """),
     ),
 }
 
@@ -250,9 +206,9 @@ PRIORITY: tuple[Verdict, ...] = tuple(verdict for verdict in VERDICTS if verdict
 ALL_VERDICTS: tuple[Verdict, ...] = tuple(VERDICTS)
 
 
-def choices[E: StrEnum](labels: Mapping[E, str]) -> list[tuple[str, str]]:
+def choices(table: type[Labelled] | type[Verdict]) -> list[tuple[str, str]]:
     """A table's (value, label) pairs, as model fields and forms take their choices."""
-    return [(member.value, label) for member, label in labels.items()]
+    return [(member.value, member.label) for member in table]
 
 
 def decide_verdict(codes: Iterable[str]) -> Verdict:

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from django import forms
 
@@ -10,7 +10,7 @@ from masking import compile_rules
 from search_app.query import MAX_QUERY_CHARS
 from sessions_app.audit.listing import EventFilters
 from sessions_app.audit.run_verdicts import verdict_choices
-from sessions_app.audit.vocabulary import EVENT_CLASS_LABELS, EVIDENCE_LABELS, choices
+from sessions_app.audit.vocabulary import EventClass, Evidence, choices
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
 from sessions_app.models import Role, RunState, Source
 
@@ -22,6 +22,16 @@ def _start_of(day: date | None) -> datetime | None:
 def _end_of(day: date | None) -> datetime | None:
     # An inclusive "until" date: everything before the next midnight.
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+
+
+class _Bounds(TypedDict):
+    since: datetime | None
+    until: datetime | None
+
+
+def _bounds(data: dict[str, Any]) -> _Bounds:
+    """The `since` and `until` dates of a cleaned form as the times a filter compares (until is exclusive)."""
+    return {"since": _start_of(data.get("since")), "until": _end_of(data.get("until"))}
 
 
 def _check_range(data: dict[str, Any]) -> None:
@@ -68,9 +78,8 @@ class ConversationFilterForm(_DateRangeForm):
         return ConversationFilters(
             state=data.get("state") or "",
             agent=(data.get("agent") or "").strip(),
-            since=_start_of(data.get("since")),
-            until=_end_of(data.get("until")),
             verdict=data.get("verdict") or "",
+            **_bounds(data),
             has_repairs=bool(data.get("has_repairs")),
         )
 
@@ -156,7 +165,7 @@ class AuditEventFilterForm(_DateRangeForm):
 
     def __init__(self, *args: Any, classes: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        known = dict(choices(EVENT_CLASS_LABELS))
+        known = dict(choices(EventClass))
         _set_choices(
             self,
             "event_class",
@@ -169,8 +178,7 @@ class AuditEventFilterForm(_DateRangeForm):
         return EventFilters(
             event_class=data.get("event_class") or "",
             run_id=(data.get("run_id") or "").strip(),
-            since=_start_of(data.get("since")),
-            until=_end_of(data.get("until")),
+            **_bounds(data),
         )
 
 
@@ -207,7 +215,7 @@ class OverviewRangeForm(forms.Form):
 class ReceiptForm(forms.Form):
     effect = forms.CharField(max_length=200, help_text="The intended effect, e.g. invoice-email-sent.")
     # No default: the person picks (only "outcome" passes the audit; a default would record the wrong proof).
-    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *choices(EVIDENCE_LABELS)])
+    evidence = forms.ChoiceField(choices=[("", "— choose the evidence —"), *choices(Evidence)])
     checked_by = forms.CharField(max_length=200, label="Checked by")
     reference = forms.CharField(
         required=False, max_length=500, help_text="A reference or digest of the destination, never its contents."

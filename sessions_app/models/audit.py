@@ -13,11 +13,20 @@ from sessions_app.audit import vocabulary
 from sessions_app.models.store import Conversation, Run, Tenant
 
 
-class Receipt(models.Model):
+class RunEvidence(models.Model):
+    """A receipt's and a wait's common base: a tenant's record about one run. Each names its own `run` field, since
+    the migrations record the reverse names ("receipts", "waits") as written, not as a `%(class)s` template."""
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        abstract = True
+
+
+class Receipt(RunEvidence):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="receipts")
     effect = models.CharField(max_length=200, help_text="The intended effect, e.g. 'invoice-email-sent'.")
-    evidence = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.EVIDENCE_LABELS))
+    evidence = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.Evidence))
     checked_by = models.CharField(max_length=200, help_text="Who or what performed the check.")
     reference = models.CharField(
         max_length=500, blank=True, help_text="A reference or digest of the destination, never its contents."
@@ -31,10 +40,9 @@ class Receipt(models.Model):
         return f"{self.effect}: {self.evidence}"
 
 
-class Wait(models.Model):
+class Wait(RunEvidence):
     """A run legitimately waiting for a person's decision until a deadline."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="waits")
     owner = models.CharField(max_length=200)
     decision = models.CharField(max_length=500, help_text="The decision needed, in a sentence.")
@@ -56,7 +64,7 @@ class PromptContract(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     agent_name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.CONTRACT_KIND_LABELS))
+    kind = models.CharField(max_length=16, choices=vocabulary.choices(vocabulary.ContractKind))
     value = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -92,9 +100,7 @@ class RunVerdict(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="verdict")
-    verdict = models.CharField(
-        max_length=32, choices=vocabulary.choices({code: row.label for code, row in vocabulary.VERDICTS.items()})
-    )
+    verdict = models.CharField(max_length=32, choices=vocabulary.choices(vocabulary.Verdict))
     findings = models.JSONField(default=list)
     repair_count = models.PositiveIntegerField(default=0, help_text="Tool-pairing findings among them.")
     updated_at = models.DateTimeField()
@@ -138,7 +144,7 @@ class AuditEvent(models.Model):
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    event_class = models.CharField(max_length=32, choices=vocabulary.choices(vocabulary.EVENT_CLASS_LABELS))
+    event_class = models.CharField(max_length=32, choices=vocabulary.choices(vocabulary.EventClass))
     conversation_id = models.CharField(max_length=200, blank=True)
     run_id = models.CharField(max_length=200, blank=True)
     tool_call_hash = models.CharField(max_length=64, blank=True)

@@ -8,7 +8,6 @@ import pytest
 from django.utils.text import slugify
 
 from sessions_app.audit.vocabulary import (
-    EVENT_CLASS_LABELS,
     VERDICTS,
     EventClass,
     Verdict,
@@ -67,14 +66,14 @@ def test_every_verdict_has_one_row_and_ready_comes_last():
 @pytest.mark.parametrize("verdict", list(Verdict), ids=str)
 def test_every_verdict_has_a_label_tone_colour_guidance_and_event_class(verdict):
     row: VerdictRow = VERDICTS[verdict]
-    assert row.label.strip(), f"{verdict} has no label"
+    assert verdict.label.strip(), f"{verdict} has no label"
     assert row.tone in TONES, f"{verdict} has no tone"
     assert row.colour.strip(), f"{verdict} has no colour"
     assert row.guidance.strip(), f"{verdict} has no guidance"
     if verdict is Verdict.READY:
         assert row.event_class is None
     else:
-        assert row.event_class in EVENT_CLASS_LABELS, f"{verdict} has no event class"
+        assert row.event_class in EventClass, f"{verdict} has no event class"
 
 
 @pytest.mark.parametrize("verdict", list(Verdict), ids=str)
@@ -98,7 +97,6 @@ def test_no_two_verdicts_share_a_colour_in_light_or_dark_mode():
 
 
 def test_every_event_class_has_a_label_and_each_finding_verdict_its_own_class():
-    assert set(EVENT_CLASS_LABELS) == set(EventClass)
-    assert all(label.strip() for label in EVENT_CLASS_LABELS.values())
+    assert all(event_class.label.strip() for event_class in EventClass)
     classes = [row.event_class for row in VERDICTS.values() if row.event_class is not None]
     assert len(classes) == len(set(classes))
