@@ -36,12 +36,15 @@ SORTS: dict[str, Sort] = {
 
 @dataclass(frozen=True)
 class ConversationFilters:
+    """The list's filters, each only narrowing: a run state, an agent, a verdict, repaired runs only, a time range
+    of last activity (`until` exclusive), and the conversations a ranked search found."""
+
     state: str = ""
     agent: str = ""
-    since: datetime | None = None
-    until: datetime | None = None
     verdict: str = ""
     has_repairs: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
     conversation_ids: Sequence[int] | None = None  # from a ranked search: only these
 
 

@@ -63,22 +63,28 @@ class Finding:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReceiptFact:
+    """A receipt the application recorded: the effect it names and how strong its evidence is."""
+
     effect: str
     evidence: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WaitFact:
+    """A wait on a person's decision: who decides what, by when, and whether the resume token came back."""
+
     owner: str
     decision: str
     deadline: datetime
     resolved: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PromptContractFact:
+    """The agent's prompt contract: its kind (hash, label, dynamic) and the value it is checked by."""
+
     kind: str
     value: str = ""
 

@@ -1,6 +1,7 @@
 """Outcome receipts, wait records and conversation merges of a run: the lists, and adding one (operators)."""
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -30,14 +31,13 @@ class MergeForm(forms.Form):
 
 
 def _page(
-    request: MemberRequest,
-    run: Run,
-    receipt_form: ReceiptForm,
-    wait_form: WaitForm,
-    status: int = 200,
-    resume_token: str | None = None,
-    merge_form: MergeForm | None = None,
+    request: MemberRequest, run: Run, refused: forms.Form | None = None, resume_token: str = ""
 ) -> HttpResponse:
+    """The receipts page; a `refused` form is shown again in its place (400), the other forms empty."""
+
+    def form_of[F: forms.Form](kind: type[F]) -> F:
+        return refused if isinstance(refused, kind) else kind()
+
     return render(
         request,
         "receipts.html",
@@ -48,12 +48,12 @@ def _page(
             "merges": scoped(ConversationMerge, request.tenant)
             .filter(conversation_id=run.conversation_id)
             .order_by("-created_at", "-pk"),
-            "receipt_form": receipt_form,
-            "wait_form": wait_form,
-            "merge_form": merge_form or MergeForm(),
-            "resume_token": resume_token,
+            "receipt_form": form_of(ReceiptForm),
+            "wait_form": form_of(WaitForm),
+            "merge_form": form_of(MergeForm),
+            "resume_token": resume_token or None,
         },
-        status=status,
+        status=400 if refused else 200,
     )
 
 
@@ -61,110 +61,85 @@ def _page(
 @member_view(Action.VIEW_RECEIPTS)
 def receipts_and_waits(request: MemberRequest, run_id: str) -> HttpResponse:
     run = get_run_for_member(request, run_id)
-    return _page(request, run, ReceiptForm(), WaitForm())
+    return _page(request, run)
 
 
-def _record(request: MemberRequest, form: forms.Form, record: Callable[[dict[str, Any]], str]) -> bool:
-    """Whether the bound `form` is valid and `record(cleaned_data)` took it, its answer then shown as the success
-    message; an AuditInputError it raises becomes the form's error, for the page to show again."""
-    if not form.is_valid():
-        return False
+@dataclass(frozen=True)
+class _Recorded:
+    message: str
+    resume_token: str = ""  # a generated wait token, shown once on this response
+
+
+def _record_receipt(request: MemberRequest, run: Run, data: dict[str, Any]) -> _Recorded:
+    _, report = evidence.add_receipt(request.tenant, {**data, "run_id": run.run_id})
+    return _Recorded(f"Receipt recorded; the run was re-audited: its verdict is now {report.verdict}.")
+
+
+def _record_wait(request: MemberRequest, run: Run, data: dict[str, Any]) -> _Recorded:
+    deadline = data["deadline"]
+    if timezone.is_naive(deadline):
+        deadline = timezone.make_aware(deadline, UTC)
+    wait = {"owner": data["owner"], "decision": data["decision"], "deadline": deadline.isoformat()}
+    token = {"resume_token": data["resume_token"] or None}
+    _, generated_token, _ = evidence.add_wait(request.tenant, {"run_id": run.run_id, **wait, **token})
+    return _Recorded("Wait recorded; the run was re-audited.", generated_token or "")
+
+
+def _record_merge(request: MemberRequest, run: Run, data: dict[str, Any]) -> _Recorded:
+    conversation_id, merged = run.conversation.external_id, data["merged_conversation_id"]
+    evidence.record_merge(request.tenant, conversation_id, merged, actor=request.user.get_username())
+    return _Recorded("Merge recorded; the conversation's runs were re-audited.")
+
+
+def _resolve_wait(request: MemberRequest, run: Run, data: dict[str, Any]) -> _Recorded:
+    presented = {"run_id": run.run_id, "resume_token": data["resume_token"]}
+    evidence.resolve_wait(request.tenant, presented, actor=request.user.get_username())
+    return _Recorded("Wait resolved; the run was re-audited.")
+
+
+def _on_audit_page(request: MemberRequest, run: Run, form: forms.Form) -> HttpResponse:
+    # A wrong token is a form error (400): on pages, 403 means the role may not do this.
+    return run_audit_page(request, run, form if isinstance(form, ResolveWaitForm) else None, status=400)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """One kind of evidence an operator records on a run: its form, what records it, the page a success goes to
+    and the page a refused form is shown again on."""
+
+    form: type[forms.Form]
+    record: Callable[[MemberRequest, Run, dict[str, Any]], _Recorded]
+    done: str
+    refused: Callable[[MemberRequest, Run, forms.Form], HttpResponse]
+
+
+EVIDENCE: dict[str, _Evidence] = {
+    "receipt": _Evidence(ReceiptForm, _record_receipt, "receipts", _page),
+    "wait": _Evidence(WaitForm, _record_wait, "receipts", _page),
+    "merge": _Evidence(MergeForm, _record_merge, "receipts", _page),
+    "wait-resolution": _Evidence(ResolveWaitForm, _resolve_wait, "run-audit", _on_audit_page),
+}
+
+
+@require_POST
+@member_view(Action.ADD_RECEIPTS)
+def record_evidence(request: MemberRequest, run_id: str, kind: str) -> HttpResponse:
+    """Record a receipt, a wait, a conversation merge or a wait's resolution (`kind`, set by the URL) on the run;
+    each re-audits what it touches. A refused form (or an AuditInputError) shows the page again with a 400."""
+    run = get_run_for_member(request, run_id)
+    what = EVIDENCE[kind]
+    form = what.form(request.POST)
     try:
-        message = record(form.cleaned_data)
+        recorded = what.record(request, run, form.cleaned_data) if form.is_valid() else None
     except AuditInputError as error:
         form.add_error(None, error.message)
-        return False
-    messages.success(request, message)
-    return True
-
-
-@require_POST
-@member_view(Action.ADD_RECEIPTS)
-def add_receipt(request: MemberRequest, run_id: str) -> HttpResponse:
-    run = get_run_for_member(request, run_id)
-    form = ReceiptForm(request.POST)
-
-    def record(data: dict[str, Any]) -> str:
-        _, report = evidence.add_receipt(request.tenant, {**data, "run_id": run.run_id})
-        return f"Receipt recorded; the run was re-audited: its verdict is now {report.verdict}."
-
-    if _record(request, form, record):
-        return redirect("receipts", run_id=run.run_id)
-    return _page(request, run, form, WaitForm(), status=400)
-
-
-@require_POST
-@member_view(Action.ADD_RECEIPTS)
-def add_wait(request: MemberRequest, run_id: str) -> HttpResponse:
-    run = get_run_for_member(request, run_id)
-    form = WaitForm(request.POST)
-    generated_tokens: list[str] = []
-
-    def record(data: dict[str, Any]) -> str:
-        deadline = data["deadline"]
-        if timezone.is_naive(deadline):
-            deadline = timezone.make_aware(deadline, UTC)
-        _, generated_token, _ = evidence.add_wait(
-            request.tenant,
-            {
-                "run_id": run.run_id,
-                "owner": data["owner"],
-                "decision": data["decision"],
-                "deadline": deadline.isoformat(),
-                "resume_token": data["resume_token"] or None,
-            },
-        )
-        if generated_token:
-            generated_tokens.append(generated_token)
-        return "Wait recorded; the run was re-audited."
-
-    if not _record(request, form, record):
-        return _page(request, run, ReceiptForm(), form, status=400)
-    if generated_tokens:
+        recorded = None
+    if recorded is None:
+        return what.refused(request, run, form)
+    messages.success(request, recorded.message)
+    if recorded.resume_token:
         # Shown once on this response, never stored in clear: no redirect that would lose it.
-        response = _page(request, run, ReceiptForm(), WaitForm(), resume_token=generated_tokens[0])
+        response = _page(request, run, resume_token=recorded.resume_token)
         response["Cache-Control"] = "no-store"
         return response
-    return redirect("receipts", run_id=run.run_id)
-
-
-@require_POST
-@member_view(Action.ADD_RECEIPTS)
-def add_merge(request: MemberRequest, run_id: str) -> HttpResponse:
-    """Record that another conversation id's messages belong to this run's conversation; re-audits its runs."""
-    run = get_run_for_member(request, run_id)
-    form = MergeForm(request.POST)
-
-    def record(data: dict[str, Any]) -> str:
-        evidence.record_merge(
-            request.tenant,
-            run.conversation.external_id,
-            data["merged_conversation_id"],
-            actor=request.user.get_username(),
-        )
-        return "Merge recorded; the conversation's runs were re-audited."
-
-    if _record(request, form, record):
-        return redirect("receipts", run_id=run.run_id)
-    return _page(request, run, ReceiptForm(), WaitForm(), status=400, merge_form=form)
-
-
-@require_POST
-@member_view(Action.ADD_RECEIPTS)
-def resolve_wait(request: MemberRequest, run_id: str) -> HttpResponse:
-    """Resolve one of the run's open waits by its resume token (from the run's audit page); re-audits the run."""
-    run = get_run_for_member(request, run_id)
-    form = ResolveWaitForm(request.POST)
-
-    def record(data: dict[str, Any]) -> str:
-        evidence.resolve_wait(
-            request.tenant,
-            {"run_id": run.run_id, "resume_token": data["resume_token"]},
-            actor=request.user.get_username(),
-        )
-        return "Wait resolved; the run was re-audited."
-
-    # A wrong token is a form error (400): on pages, 403 means the role may not do this.
-    if _record(request, form, record):
-        return redirect("run-audit", run_id=run.run_id)
-    return run_audit_page(request, run, form, status=400)
+    return redirect(what.done, run_id=run.run_id)
