@@ -74,6 +74,9 @@ class SearchOutcome:
         return self.offset + self.hit_count
 
 
+# What a page of grouped hits repeats from search's response as it is.
+_PAGE_FACTS = ("indexing", "truncated", "total_matches", "total_conversations", "offset", "next_cursor")
+
 # A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
 # Four characters at least: a shorter prefix matches so many terms that ranking them all takes a second or
 # more at a million messages (bench/pages.py), for results nobody reads before the next keystroke.
@@ -154,15 +157,10 @@ def search_grouped(
     return SearchOutcome(
         groups=list(groups.values()),
         hit_count=len(response.results),
-        indexing=response.indexing,
-        truncated=response.truncated,
         error=response.message,
-        total_matches=response.total_matches,
-        total_conversations=response.total_conversations,
-        offset=response.offset,
-        next_cursor=response.next_cursor,
         identified=identified,
         query=searched,
+        **{name: getattr(response, name) for name in _PAGE_FACTS},
     )
 
 

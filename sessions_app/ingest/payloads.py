@@ -111,6 +111,10 @@ class ToolEffectIn(BaseModel):
     ended_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
 
 
+# The snapshot fields a payload keeps as they were sent.
+_AS_SENT = {"conversation_id", "run_id", "agent", "parent_run_id", "idempotency_key", "state", "step"}
+
+
 def _aware_time(value: str | None, name: str) -> datetime | None:
     if value is None or value == "":
         return None
@@ -135,13 +139,7 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
         raise IngestError(f"Invalid message at {field_path(first['loc'], 'messages')}: {first['msg']}{more}.") from None
     return SnapshotPayload(
-        conversation_id=body.conversation_id,
-        run_id=body.run_id,
-        agent=body.agent,
-        parent_run_id=body.parent_run_id,
-        idempotency_key=body.idempotency_key,
-        state=body.state,
-        step=body.step,
+        **body.model_dump(include=_AS_SENT),
         messages=messages,
         client_supplied=body.source == "client",
         started_at=_aware_time(body.started_at, "started_at"),

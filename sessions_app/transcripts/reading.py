@@ -12,6 +12,15 @@ from sessions_app.transcripts.transcript_layout import EntryInput, Mask, Message
 WINDOW = 1000
 # Messages read beyond each edge of a window so a call and its result on either side of the edge still pair.
 PAIRING_MARGIN = 50
+# Each EntryInput field but the message, and the TranscriptEntry column it is read from.
+_ENTRY_COLUMNS = {
+    "position": "position",
+    "role": "role",
+    "run_id": "run__run_id",
+    "timestamp": "timestamp",
+    "recovered_from_compaction": "recovered_from_compaction",
+    "summary_artifact": "summary_artifact",
+}
 
 
 @dataclass
@@ -64,29 +73,13 @@ def read_window(
             position__lt=start + window + PAIRING_MARGIN,
         )
         .order_by("position", "-summary_artifact", "pk")
-        .values_list(
-            "position",
-            "role",
-            "run__run_id",
-            "timestamp",
-            "recovered_from_compaction",
-            "summary_artifact",
-            "message__data",
-        )
+        .values_list(*_ENTRY_COLUMNS.values(), "message__data")
     )
     # One validation of a JSON list is much cheaper than one per message.
     messages = ModelMessagesTypeAdapter.validate_json(join_messages(row[-1] for row in rows)) if rows else []
     entries = [
-        EntryInput(
-            position=position,
-            role=role,
-            message=message,
-            run_id=run_id,
-            timestamp=timestamp,
-            recovered_from_compaction=recovered,
-            summary_artifact=summary,
-        )
-        for (position, role, run_id, timestamp, recovered, summary, _), message in zip(rows, messages, strict=True)
+        EntryInput(message=message, **dict(zip(_ENTRY_COLUMNS, row[:-1], strict=True)))
+        for row, message in zip(rows, messages, strict=True)
     ]
     total = conversation.message_count
     if not total:

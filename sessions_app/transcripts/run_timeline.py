@@ -55,8 +55,19 @@ class EffectFacts:
     ended_at: datetime | None
 
 
+class _Timed:
+    """Something with a start and an end: its `seconds` (None when either is unknown or they are out of order)."""
+
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def seconds(self) -> float | None:
+        return _seconds(self.started_at, self.ended_at)
+
+
 @dataclass
-class ToolSpan:
+class ToolSpan(_Timed):
     tool_name: str
     tool_call_id: str
     status: str  # the ledger's status, else "returned", "retry" or "no result"
@@ -64,13 +75,9 @@ class ToolSpan:
     ended_at: datetime | None = None
     result_position: int | None = None
 
-    @property
-    def seconds(self) -> float | None:
-        return _seconds(self.started_at, self.ended_at)
-
 
 @dataclass
-class Step:
+class Step(_Timed):
     position: int
     model_name: str
     started_at: datetime | None
@@ -78,13 +85,9 @@ class Step:
     usage: Usage
     tools: list[ToolSpan] = field(default_factory=list)
 
-    @property
-    def seconds(self) -> float | None:
-        return _seconds(self.started_at, self.ended_at)
-
 
 @dataclass
-class RunTimeline:
+class RunTimeline(_Timed):
     run: RunFacts
     started_at: datetime
     ended_at: datetime | None
@@ -92,10 +95,6 @@ class RunTimeline:
     usage: Usage = field(default_factory=Usage)
     children: list["RunTimeline"] = field(default_factory=list)
     depth: int = 0
-
-    @property
-    def seconds(self) -> float | None:
-        return _seconds(self.started_at, self.ended_at)
 
     @property
     def models(self) -> list[str]:

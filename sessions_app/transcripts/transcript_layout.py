@@ -110,6 +110,10 @@ class EntryInput:
     summary_artifact: bool = False
 
 
+# What a message's view repeats from its entry as it is.
+_ENTRY_FACTS = ("position", "role", "run_id", "timestamp", "recovered_from_compaction", "summary_artifact")
+
+
 def _size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
@@ -151,6 +155,16 @@ def _user_items(part: UserPromptPart) -> list[tuple[str, str]]:
     return items
 
 
+def _tool_view(
+    kind: str, part: BaseToolCallPart | BaseToolReturnPart | RetryPromptPart, text: str, synthesized: bool = False
+) -> PartView:
+    """A tool call or tool result (`kind` is also its role); a provider's built-in tool is named as such."""
+    name = part.tool_name or ""
+    if not isinstance(part, ToolCallPart | ToolReturnPart | RetryPromptPart):
+        name += " (built-in)"
+    return PartView(kind, kind, text, tool_name=name, tool_call_id=part.tool_call_id, synthesized=synthesized)
+
+
 def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
     views: list[PartView] = []
     for part in entry.message.parts:
@@ -158,38 +172,13 @@ def _part_views(entry: EntryInput, mask: Mask) -> list[PartView]:
             if part.content:
                 views.append(PartView("reasoning", "assistant", mask(part.content)))
         elif isinstance(part, BaseToolCallPart):
-            views.append(
-                PartView(
-                    "tool_call",
-                    "tool_call",
-                    mask(part.args_as_json_str()),
-                    tool_name=part.tool_name if isinstance(part, ToolCallPart) else f"{part.tool_name} (built-in)",
-                    tool_call_id=part.tool_call_id,
-                )
-            )
+            views.append(_tool_view("tool_call", part, mask(part.args_as_json_str())))
         elif isinstance(part, BaseToolReturnPart):
             synthesized = bool((part.metadata or {}).get(SYNTHESIZED_KEY)) if isinstance(part.metadata, dict) else False
-            views.append(
-                PartView(
-                    "tool_result",
-                    "tool_result",
-                    mask(part.model_response_str()),
-                    tool_name=part.tool_name if isinstance(part, ToolReturnPart) else f"{part.tool_name} (built-in)",
-                    tool_call_id=part.tool_call_id,
-                    synthesized=synthesized,
-                )
-            )
+            views.append(_tool_view("tool_result", part, mask(part.model_response_str()), synthesized))
         elif isinstance(part, RetryPromptPart):
             if part.tool_name:
-                views.append(
-                    PartView(
-                        "tool_result",
-                        "tool_result",
-                        mask(part.model_response()),
-                        tool_name=part.tool_name,
-                        tool_call_id=part.tool_call_id,
-                    )
-                )
+                views.append(_tool_view("tool_result", part, mask(part.model_response())))
             else:
                 views.append(PartView("text", "user", mask(part.model_response())))
         elif isinstance(part, UserPromptPart):
@@ -225,15 +214,7 @@ def lay_out(
     views: list[MessageView] = []
     open_calls: dict[str, tuple[int, PartView]] = {}
     for entry in entries:
-        view = MessageView(
-            position=entry.position,
-            role=entry.role,
-            run_id=entry.run_id,
-            timestamp=entry.timestamp,
-            recovered_from_compaction=entry.recovered_from_compaction,
-            summary_artifact=entry.summary_artifact,
-            parts=_part_views(entry, _no_mask),
-        )
+        view = MessageView(**{name: getattr(entry, name) for name in _ENTRY_FACTS}, parts=_part_views(entry, _no_mask))
         if not entry.summary_artifact:
             for part in view.parts:
                 if part.kind == "tool_call":
