@@ -73,6 +73,9 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
                 time.sleep(0.3)
         assert login.status_code == 200 and "csrfmiddlewaretoken" in login.text
         assert "secure" in login.headers.get("set-cookie", "").lower()
+        assert login.headers["server"] == "sessiondesk", "no server software or version is named"
+        health = httpx.get(f"{base}/healthz", headers=HTTPS, timeout=5)
+        assert health.status_code == 200 and health.text == "ok"
         stylesheet = re.search(r'href="(/static/css/app\.[0-9a-f]{12}\.css)"', login.text)
         assert stylesheet, "static URLs are hashed from the collected manifest"
         css = httpx.get(base + stylesheet.group(1), headers=HTTPS, timeout=5)

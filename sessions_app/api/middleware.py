@@ -3,7 +3,10 @@
 - A URL path or query parameter holding a NUL or control character answers 400 (JSON under /api/) before any
   view runs: nothing could store or look it up, and PostgreSQL refuses NUL outright.
 - A request body over SESSIONDESK_MAX_PAYLOAD_BYTES answers 413 JSON on every API endpoint, whatever its method.
-- The database going away answers 503 (JSON under /api/) with Retry-After; Django reconnects on the next request.
+- The database going away answers 503 (JSON under /api/); Django reconnects on the next request.
+- Every 503, whoever answers it (the database gone, a store too busy to take a write, /healthz), says when to
+  retry (`Retry-After`), and every API answer is `Cache-Control: no-store, private`: it holds a tenant's data
+  (transcripts, hits, verdicts), which no browser or proxy may keep.
 - Any other unhandled error under /api/ answers a 500 JSON that says nothing about the error; it is logged.
 """
 
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.cache import patch_cache_control
 
 from sessions_app.api.auth import api_error
 from sessions_app.api.body import declared_length, too_large
@@ -25,6 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 API_PREFIXES = ("/api/", "/v1/")  # the JSON API and the OTLP receiver
 UNAVAILABLE = "The database is unavailable; nothing was written. Try again shortly."
+RETRY_AFTER_SECONDS = "5"
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -58,8 +63,14 @@ class EdgeMiddleware:
         if problem:
             return api_error(400, problem) if _is_api(request) else HttpResponseBadRequest(problem)
         if _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
-            return api_error(413, too_large().message)
-        return self.get_response(request)
+            response: HttpResponse = api_error(413, too_large().message)
+        else:
+            response = self.get_response(request)
+        if _is_api(request):
+            patch_cache_control(response, no_store=True, private=True)
+        if response.status_code == 503 and not response.has_header("Retry-After"):
+            response["Retry-After"] = RETRY_AFTER_SECONDS
+        return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, (OperationalError, InterfaceError)) or (
@@ -67,13 +78,9 @@ class EdgeMiddleware:
         ):
             logger.warning("database unavailable: %s", type(exception).__name__)
             _drop_broken_connections()
-            response: HttpResponse
             if _is_api(request):
-                response = api_error(503, UNAVAILABLE)
-            else:
-                response = HttpResponse(UNAVAILABLE, status=503, content_type="text/plain")
-            response["Retry-After"] = "5"
-            return response
+                return api_error(503, UNAVAILABLE)
+            return HttpResponse(UNAVAILABLE, status=503, content_type="text/plain")
         if _is_api(request):
             logger.error("unhandled API error %s on %s", type(exception).__name__, request.path_info[:200])
             return api_error(500, "Internal error; nothing about it is shown here. It was logged.")

@@ -15,6 +15,8 @@ from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from sessions_app.api.middleware import API_PREFIXES
+
 
 def wants_fragment(request: HttpRequest) -> bool:
     """True for an HTMX request that swaps part of a page; False for pages, boosts and history restores."""
@@ -37,7 +39,7 @@ class HistorySafeMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
-        if request.path.startswith(("/api/", "/static/")):
+        if request.path.startswith((*API_PREFIXES, "/static/")):
             return response
         patch_vary_headers(response, ["HX-Request"])
         if wants_fragment(request):

@@ -34,7 +34,7 @@ class Command(BaseCommand):
             if subprocess.run([*manage, *step], env=env, check=False).returncode != 0:  # noqa: S603
                 raise CommandError(f"manage.py {' '.join(step)} failed; not serving.")
         gunicorn = [
-            sys.executable, "-m", "gunicorn", "config.wsgi:application",
+            sys.executable, "-m", "gunicorn", "config.wsgi:application", "--config", "python:config.gunicorn",
             "--bind", bind, "--workers", str(workers), "--timeout", str(timeout),
             "--access-logfile", "-", "--chdir", str(settings.BASE_DIR),
         ]  # fmt: skip
