@@ -20,8 +20,27 @@ class AdminError(ValueError):
     """A change we refuse, with a message that says why."""
 
 
-def _admin_count(tenant: Tenant) -> int:
-    return Membership.objects.filter(tenant=tenant, role=Role.ADMIN).count()
+def _refuse_losing_the_last_admin(membership: Membership, keeps_admin: bool) -> None:
+    """Inside the change's transaction: lock the tenant's admin memberships (in id order, so two changes cannot
+    deadlock) and refuse a change that would leave none. Two admins demoting each other at once take turns on
+    these locks, and the second sees the first's change (PostgreSQL re-reads a row it waited for), so one of them
+    is refused instead of both going through."""
+    admins = list(
+        Membership.objects.select_for_update()
+        .filter(tenant_id=membership.tenant_id, role=Role.ADMIN)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not keeps_admin and admins == [membership.pk]:
+        raise AdminError("A tenant needs at least one admin; make someone else admin first.")
+
+
+def _current(membership: Membership) -> Membership:
+    """The membership as it is now (another admin may have changed or removed it since the page was read)."""
+    try:
+        return Membership.objects.select_related("user", "tenant").get(pk=membership.pk)
+    except Membership.DoesNotExist:
+        raise AdminError("That member is no longer in this tenant.") from None
 
 
 INVITATION_DAYS = 7
@@ -96,8 +115,8 @@ def change_role(membership: Membership, role: str, *, actor: User) -> Membership
     if role not in Role.values:
         raise AdminError(f"Unknown role {role!r}; use one of {', '.join(Role.values)}.")
     with transaction.atomic():
-        if membership.role == Role.ADMIN and role != Role.ADMIN and _admin_count(membership.tenant) <= 1:
-            raise AdminError("A tenant needs at least one admin; make someone else admin first.")
+        _refuse_losing_the_last_admin(membership, keeps_admin=role == Role.ADMIN)
+        membership = _current(membership)
         membership.role = role
         membership.save(update_fields=["role"])
         record(membership.tenant, EventClass.MEMBER_CHANGED, actor=actor)
@@ -106,9 +125,8 @@ def change_role(membership: Membership, role: str, *, actor: User) -> Membership
 
 def remove_member(membership: Membership, *, actor: User) -> None:
     with transaction.atomic():
-        if membership.role == Role.ADMIN and _admin_count(membership.tenant) <= 1:
-            raise AdminError("A tenant needs at least one admin; make someone else admin first.")
-        membership.delete()
+        _refuse_losing_the_last_admin(membership, keeps_admin=False)
+        _current(membership).delete()
         record(membership.tenant, EventClass.MEMBER_CHANGED, actor=actor)
 
 

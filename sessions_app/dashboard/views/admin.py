@@ -88,11 +88,11 @@ def change_role(request: MemberRequest, pk: int) -> HttpResponse:
         messages.error(request, "Choose a role: support, operator or admin.")
         return redirect("members")
     try:
-        tenant_admin.change_role(membership, form.cleaned_data["role"], actor=request.user)
+        changed = tenant_admin.change_role(membership, form.cleaned_data["role"], actor=request.user)
     except tenant_admin.AdminError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, f"{membership.user.get_username()} is now {membership.role}.")
+        messages.success(request, f"{changed.user.get_username()} is now {changed.role}.")
     return redirect("members")
 
 
