@@ -21,6 +21,7 @@ from search_app.errors import SearchError
 from search_app.paging import INVALID, MAX_CURSOR_CHARS
 from search_app.query import MAX_QUERY_CHARS
 from search_app.validation import DEFAULT_LIMIT, MAX_LIMIT
+from sessions_app.core.api_input import out_of_range_problem
 
 API_SCOPES = ("conversation", "run", "tenant")
 _MAX_DIGITS = 12  # longer text is no count or position: refused before int() reads it
@@ -49,15 +50,22 @@ def _whole_number(value: object) -> object:
     return value
 
 
-def _aware_time(value: object) -> object:
+def _parsed_time(value: str) -> datetime | None:
     # Django's ISO 8601 reading, as before the models: pydantic's would also take a bare number of seconds.
+    try:
+        parsed = parse_datetime(value)
+    except ValueError:  # well formed but no such date, such as month 13
+        return None
+    return parsed if parsed is not None and parsed.tzinfo is not None else None
+
+
+def _aware_time(value: object) -> object:
     if isinstance(value, str):
-        try:
-            parsed = parse_datetime(value)
-        except ValueError:
-            parsed = None
-        if parsed is None or parsed.tzinfo is None:
+        parsed = _parsed_time(value)
+        if parsed is None:
             raise ValueError("not an ISO 8601 time with a timezone")
+        if problem := out_of_range_problem(parsed):
+            raise ValueError(problem)
         return parsed
     return value
 
@@ -82,6 +90,9 @@ def whole_number_problem(name: str, field: FieldInfo, raw: object) -> str:
 
 
 def time_problem(name: str, field: FieldInfo, raw: object) -> str:
+    parsed = _parsed_time(raw) if isinstance(raw, str) else None
+    if parsed is not None and (range_problem := out_of_range_problem(parsed)):
+        return f"'{name}' {range_problem}, got {str(raw)[:40]!r}."
     return f"'{name}' must be an ISO 8601 time with a timezone, got {str(raw)[:40]!r}."
 
 

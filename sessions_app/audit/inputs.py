@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from input_errors import RejectedInput
 from sessions_app.audit.vocabulary import ContractKind
-from sessions_app.core.api_input import PRINCIPAL, Line, SegmentId, validate_model, validate_text
+from sessions_app.core.api_input import (
+    PRINCIPAL,
+    Line,
+    SegmentId,
+    out_of_range_problem,
+    validate_model,
+    validate_text,
+)
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -135,6 +142,8 @@ def _deadline(value: object) -> datetime:
         raise ValueError(f"is not an ISO 8601 date-time: {value[:40]!r}") from None
     if deadline.tzinfo is None:
         raise ValueError("needs a time zone (for example 2026-12-01T09:00:00+00:00)")
+    if problem := out_of_range_problem(deadline):
+        raise ValueError(problem)
     return deadline
 
 

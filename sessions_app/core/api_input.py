@@ -10,6 +10,7 @@ store either, and nothing legitimate carries them). Identifiers (conversation, r
 import json
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, StringConstraints, TypeAdapter, ValidationError
@@ -32,6 +33,17 @@ def unsafe_text_problem(value: str) -> str | None:
         return "contains a NUL character"
     if _SURROGATE.search(value):
         return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
+def out_of_range_problem(value: datetime) -> str | None:
+    """Why an aware time cannot be taken, or None: Python holds the years 1 to 9999 (PostgreSQL more), and a time
+    whose UTC instant falls outside them (9999-12-31T23:00-14:00, 0001-01-01T00:00+14:00) could be neither stored
+    nor compared, so it is refused (400) rather than failing later (500)."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        return "is outside the years 1 to 9999 once converted to UTC"
     return None
 
 

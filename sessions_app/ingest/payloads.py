@@ -26,6 +26,7 @@ from sessions_app.core.api_input import (
     SegmentId,
     field_path,
     find_unsafe_string,
+    out_of_range_problem,
     validate_model,
 )
 
@@ -121,6 +122,8 @@ def _aware_time(value: str | None, name: str) -> datetime | None:
     parsed = iso_datetime(value)
     if parsed is None or parsed.tzinfo is None:
         raise IngestError(f"'{name}' must be an ISO 8601 date-time with a time zone, got {value[:40]!r}.")
+    if problem := out_of_range_problem(parsed):
+        raise IngestError(f"'{name}' {problem}, got {value[:40]!r}.")
     return parsed
 
 
