@@ -1,9 +1,10 @@
 """Parse a search query into clauses, with the same tokenizer the index uses. Pure.
 
 Syntax: words (each scores on its own; a document needs at least one), `"quoted phrases"`, `-word` or
-`-"phrase"` to exclude, `prefix*`. A word that the tokenizer splits (an identifier such as `rollback-v2.sh` or
-`QUOKKA-5521`) is the phrase of its parts, so it matches the identifier and not the parts scattered about.
-A run of CJK characters is searched by its bigrams, each scoring on its own, as Lucene's CJK analyzer does.
+`-"phrase"` to exclude, `prefix*` (at most MAX_PREFIXES distinct prefixes a query). A word that the tokenizer
+splits (an identifier such as `rollback-v2.sh` or `QUOKKA-5521`) is the phrase of its parts, so it matches the
+identifier and not the parts scattered about. A run of CJK characters is searched by its bigrams, each scoring
+on its own, as Lucene's CJK analyzer does.
 
 Filters narrow what is searched without scoring: `conversation:ID`, `run:ID`, `agent:NAME`, `tool:NAME` and
 `role:ROLE` (a value with spaces in quotes: `agent:"release bot"`). Keys are case-insensitive; `role:` may be
@@ -19,6 +20,9 @@ from search_app.tokenize import Token, prepare, tokens
 
 MAX_QUERY_CHARS = 4096
 MIN_PREFIX_CHARS = 2
+MAX_PREFIXES = 8
+"""Prefix searches in one query (`deploy*`), kept or excluded: each expands to every indexed term it starts, and
+the candidates are read once per prefix, so 420 two-letter prefixes held a worker for 29 s. Past this: 400."""
 
 
 class QueryError(ValueError):
@@ -152,6 +156,9 @@ def parse_query(query: str) -> ParsedQuery:
                 clauses = _word_clauses(chunk, negated=negated)
         (must_not if negated else should).extend(clauses)
     filters = _filters(found)
+    prefixes = {clause.prefix for clause in (*should, *must_not) if isinstance(clause, Prefix)}
+    if len(prefixes) > MAX_PREFIXES:
+        raise QueryError(f"The query has {len(prefixes)} prefix searches ('word*'); the limit is {MAX_PREFIXES}.")
     should = list(dict.fromkeys(should))
     must_not = list(dict.fromkeys(must_not))
     if not should:

@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from html import escape
 
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
-from search_app.tokenize import Token, is_bigram, iter_tokens, prepare, word_bounds
+from search_app.tokenize import MAX_DOCUMENT_CHARS, Token, is_bigram, iter_tokens, prepare, word_bounds
 
 MAX_SNIPPET_CHARS = 300
+MAX_SCANNED_CHARS = MAX_DOCUMENT_CHARS
+"""A snippet reads at most this many characters of a message: the index keeps no more terms than that, so a hit's
+match lies within them, and a multi-megabyte tool result costs no more than this to show."""
 ELLIPSIS = "…"
 _SPACE = re.compile(r"\s+")
 
@@ -59,7 +62,7 @@ def _window(length: int, focus_start: int, focus_end: int, size: int) -> tuple[i
 
 def make_snippet(text: str, query: ParsedQuery, max_chars: int = MAX_SNIPPET_CHARS) -> Snippet:
     """At most `max_chars` characters of `text` around its first match, and the same with matches marked."""
-    text = _SPACE.sub(" ", prepare(text)).strip()
+    text = _SPACE.sub(" ", prepare(text[:MAX_SCANNED_CHARS])).strip()
     matches = _highlighter(query)
     # Tokenize lazily up to the first match, then only the window: a tool result can be megabytes long.
     focus = next((token for token in iter_tokens(text) if matches(token)), None)

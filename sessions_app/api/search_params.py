@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 from search_app.context import MAX_CONTEXT_SIDE
 from search_app.errors import SearchError
 from search_app.paging import INVALID, MAX_CURSOR_CHARS
-from search_app.query import MAX_QUERY_CHARS
+from search_app.query import MAX_PREFIXES, MAX_QUERY_CHARS
 from search_app.validation import DEFAULT_LIMIT, MAX_LIMIT
 from sessions_app.core.api_input import out_of_range_problem
 
@@ -29,7 +29,8 @@ MAX_POSITION = 2**31 - 1  # a transcript position is a 32-bit integer column
 
 SEARCH_SYNTAX = (
     'Words (any; rarer words weigh more), "a phrase", -word or -"phrase" to exclude, prefix* (two characters or '
-    "more). Filters narrow without scoring: conversation:ID, run:ID, agent:NAME, tool:NAME (exact tool name), "
+    f"more; at most {MAX_PREFIXES} distinct prefixes a query, 400 past that). Filters narrow without scoring: "
+    "conversation:ID, run:ID, agent:NAME, tool:NAME (exact tool name), "
     'role:ROLE (repeatable: any of them); quote a value with spaces (agent:"release bot"); a filter that '
     "disagrees with conversation_id, run_id, agent or role is a 400. A query that is exactly a conversation, run or "
     "tool-call id also answers it in `identified`, before `results`. Masked values (credentials, the tenant's "

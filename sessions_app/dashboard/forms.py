@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 from django import forms
 
 from masking import compile_rules
+from masking.tenant_patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS
 from search_app.query import MAX_QUERY_CHARS
 from sessions_app.audit.listing import EventFilters
 from sessions_app.audit.run_verdicts import verdict_choices
@@ -134,7 +135,10 @@ class RedactionPatternsForm(forms.Form):
     patterns = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 8, "cols": 60}),
-        help_text="One regular expression per line; matches are masked in transcripts, snippets and exports.",
+        help_text=(
+            "One regular expression per line (RE2 syntax); matches are masked in transcripts, snippets and exports. "
+            f"At most {MAX_PATTERNS} patterns of {MAX_PATTERN_LENGTH} characters each."
+        ),
     )
 
     def clean_patterns(self) -> list[str]:
