@@ -8,3 +8,9 @@ stays (HTTP allows any product token), but it names no server software or versio
 import gunicorn.http.wsgi
 
 gunicorn.http.wsgi.SERVER = "sessiondesk"
+
+# The request line (method, path and query) may be as long as any query the API takes: `q` alone is up to 4,096
+# characters, which percent-encoded can be 12 bytes each, and gunicorn's largest explicit limit is 8,190 bytes (a
+# 414 the API never documented, for queries under its own limit). 0 is gunicorn's "unlimited", which its parser
+# still holds to 1 MiB; every parameter has its own length limit, answered with a 400 that names it.
+limit_request_line = 0

@@ -165,6 +165,10 @@ X_FRAME_OPTIONS = "DENY"
 # Sessiondesk's own limits.
 SESSIONDESK_MAX_PAYLOAD_BYTES = env_int("SESSIONDESK_MAX_PAYLOAD_BYTES", 8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SESSIONDESK_MAX_PAYLOAD_BYTES + 1024
+# The last line against a request that holds its worker (docs/SECURITY.md): past this many seconds a request
+# answers 503 with Retry-After and its worker is free again (sessions_app.api.middleware; 0 turns it off).
+# `manage.py serve` gives gunicorn's own --timeout, which kills a worker stuck where no signal reaches, more.
+SESSIONDESK_REQUEST_DEADLINE_SECONDS = env_float("SESSIONDESK_REQUEST_DEADLINE_SECONDS", 30.0)
 # Messages in one snapshot (413 above it): recovery and the audit of one request stay bounded.
 SESSIONDESK_MAX_SNAPSHOT_MESSAGES = env_int("SESSIONDESK_MAX_SNAPSHOT_MESSAGES", 10_000)
 # Messages of kept recoveries per worker process (the folds that let a next step cost only itself): about 2.8 KB

@@ -8,11 +8,22 @@
   retry (`Retry-After`), and every API answer is `Cache-Control: no-store, private`: it holds a tenant's data
   (transcripts, hits, verdicts), which no browser or proxy may keep.
 - Any other unhandled error under /api/ answers a 500 JSON that says nothing about the error; it is logged.
+- A body sent with `Transfer-Encoding: chunked` answers 411: Django reads a body by its Content-Length, so a chunked
+  one would be read as empty (a snapshot taken as `{}`); refused, nothing is read or written.
+- A page answered to a signed-in user is `Cache-Control: no-store, private` too: it holds the tenant's data.
+- A request still running after SESSIONDESK_REQUEST_DEADLINE_SECONDS answers 503 with Retry-After: a timer signal
+  (gunicorn's sync workers serve on their main thread) interrupts it, its transactions roll back, its database
+  connections are closed (one may be mid-query) and the worker serves the next request. Every known path is bounded
+  well below it (docs/SECURITY.md); this is the last line for one that is missed. Code inside one C call (a regex
+  match, a query) is interrupted when the call returns; gunicorn's --timeout kills what never returns.
 """
 
 import logging
 import re
+import signal
+import threading
 from collections.abc import Callable
+from types import FrameType
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
@@ -30,6 +41,21 @@ _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 API_PREFIXES = ("/api/", "/v1/")  # the JSON API and the OTLP receiver
 UNAVAILABLE = "The database is unavailable; nothing was written. Try again shortly."
 RETRY_AFTER_SECONDS = "5"
+CHUNKED = "Send the body with a Content-Length: chunked request bodies are not read."
+OVERDUE = "The request took longer than the server allows; nothing was written. Try again shortly."
+
+
+class DeadlineExceeded(BaseException):
+    """Raised into a request by the deadline timer. A BaseException, so no `except Exception` on the way (Django's
+    own handlers among them) turns it into an answer before EdgeMiddleware does."""
+
+
+def _overdue(signum: int, frame: FrameType | None) -> None:
+    raise DeadlineExceeded
+
+
+def _chunked(request: HttpRequest) -> bool:
+    return "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -44,6 +70,13 @@ def _url_problem(request: HttpRequest) -> str | None:
             if "\x00" in value or _CONTROL.search(value) or unsafe_text_problem(value):
                 return f"Query parameter {name[:40]!r} contains a NUL or control character."
     return None
+
+
+def _refusal(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """The edge's own answer: the API's JSON error under /api/ and /v1/, plain text elsewhere."""
+    if _is_api(request):
+        return api_error(status, message)
+    return HttpResponse(message, status=status, content_type="text/plain")
 
 
 def _drop_broken_connections() -> None:
@@ -62,15 +95,35 @@ class EdgeMiddleware:
         problem = _url_problem(request)
         if problem:
             return api_error(400, problem) if _is_api(request) else HttpResponseBadRequest(problem)
-        if _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
-            response: HttpResponse = api_error(413, too_large().message)
+        if _chunked(request):
+            response: HttpResponse = _refusal(request, 411, CHUNKED)
+        elif _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
+            response = api_error(413, too_large().message)
         else:
-            response = self.get_response(request)
-        if _is_api(request):
+            response = self._within_deadline(request)
+        user = getattr(request, "user", None)
+        if _is_api(request) or (user is not None and user.is_authenticated):
             patch_cache_control(response, no_store=True, private=True)
         if response.status_code == 503 and not response.has_header("Retry-After"):
             response["Retry-After"] = RETRY_AFTER_SECONDS
         return response
+
+    def _within_deadline(self, request: HttpRequest) -> HttpResponse:
+        seconds = settings.SESSIONDESK_REQUEST_DEADLINE_SECONDS
+        if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+            return self.get_response(request)  # signals reach only the main thread (runserver serves on others)
+        previous = signal.signal(signal.SIGALRM, _overdue)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return self.get_response(request)
+        except DeadlineExceeded:
+            logger.error("request over the %ss deadline: %s %s", seconds, request.method, request.path_info[:200])
+            for conn in connections.all(initialized_only=True):
+                conn.close()
+            return _refusal(request, 503, OVERDUE)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, (OperationalError, InterfaceError)) or (
@@ -78,9 +131,7 @@ class EdgeMiddleware:
         ):
             logger.warning("database unavailable: %s", type(exception).__name__)
             _drop_broken_connections()
-            if _is_api(request):
-                return api_error(503, UNAVAILABLE)
-            return HttpResponse(UNAVAILABLE, status=503, content_type="text/plain")
+            return _refusal(request, 503, UNAVAILABLE)
         if _is_api(request):
             logger.error("unhandled API error %s on %s", type(exception).__name__, request.path_info[:200])
             return api_error(500, "Internal error; nothing about it is shown here. It was logged.")

@@ -1,6 +1,6 @@
 """The production server: collect static files (hashed, compressed), check the deployment, run gunicorn.
 
-    python manage.py serve [--bind 127.0.0.1:8000] [--workers N] [--timeout 60]
+    python manage.py serve [--bind 127.0.0.1:8000] [--workers N] [--timeout SECONDS]
 
 DEBUG stays off (SECRET_KEY and ALLOWED_HOSTS come from the environment); WhiteNoise serves the collected files.
 gunicorn replaces this process, so a process manager (systemd, a container) supervises it directly.
@@ -22,7 +22,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("SESSIONDESK_BIND", "127.0.0.1:8000"))
         parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
-        parser.add_argument("--timeout", type=int, default=60)
+        # gunicorn kills a worker silent this long: past the request deadline (a 503 the worker survives), for
+        # what no signal can interrupt (docs/SECURITY.md).
+        parser.add_argument("--timeout", type=int, default=int(settings.SESSIONDESK_REQUEST_DEADLINE_SECONDS) + 30)
 
     def handle(self, *args: Any, bind: str, workers: int, timeout: int, **options: Any) -> None:
         if settings.DEBUG:
