@@ -2,8 +2,9 @@
 names the problem. Pure (no Django): the API, the importers and the live adapter's server side all parse here.
 """
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -39,6 +40,40 @@ def _no_slash(value: str) -> str:
 
 class IngestError(RejectedInput):
     """A snapshot, tool effect or import file we refuse."""
+
+
+MAX_PART_CHARS = 1_000_000
+"""One message part (a text, a tool call's arguments, a tool return) as JSON, at most: every part is masked,
+tokenized and indexed in the request that stores it, so four 2 MB messages held a worker for 47 s. 413 past it."""
+MAX_TOKEN_COUNT = 2**31 - 1
+"""A usage count of one model response, at most: a day's sum over any number of rows then stays inside the 64-bit
+integers both databases add in (2**70 stored made `/overview/` answer 500). 400 past it."""
+
+
+def _check_part_sizes(messages: list[dict[str, Any]]) -> None:
+    for index, message in enumerate(messages):
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for number, part in enumerate(parts if isinstance(parts, list) else ()):
+            size = len(json.dumps(part, ensure_ascii=False))
+            if size > MAX_PART_CHARS:
+                raise IngestError(
+                    f"'messages[{index}].parts[{number}]' is {size} characters of JSON; a part holds at most "
+                    f"{MAX_PART_CHARS}.",
+                    status=413,
+                )
+
+
+def _check_token_counts(messages: Sequence[ModelMessage]) -> None:
+    for index, message in enumerate(messages):
+        if not isinstance(message, ModelResponse):
+            continue
+        counts = {field.name: getattr(message.usage, field.name) for field in fields(message.usage)}
+        counts.update({f"details.{name}": value for name, value in (message.usage.details or {}).items()})
+        for name, value in counts.items():
+            if isinstance(value, int) and not 0 <= value <= MAX_TOKEN_COUNT:
+                raise IngestError(
+                    f"'messages[{index}].usage.{name}' must be between 0 and {MAX_TOKEN_COUNT}, got {value}."
+                )
 
 
 @dataclass(frozen=True)
@@ -135,12 +170,14 @@ def parse_snapshot(data: object) -> SnapshotPayload:
     if unsafe:
         raise IngestError(f"'{unsafe[0]}' {unsafe[1]}.")
     body = validate_model(SnapshotIn, data, "snapshot", IngestError)
+    _check_part_sizes(body.messages)
     try:
         messages = validate_messages(body.messages)
     except ValidationError as error:
         first = error.errors()[0]
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
         raise IngestError(f"Invalid message at {field_path(first['loc'], 'messages')}: {first['msg']}{more}.") from None
+    _check_token_counts(messages)
     return SnapshotPayload(
         **body.model_dump(include=_AS_SENT),
         messages=messages,
