@@ -27,18 +27,20 @@ from types import FrameType
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
 from sessions_app.api.auth import api_error
 from sessions_app.api.body import declared_length, too_large
+from sessions_app.api.otlp import otlp_refusal
 from sessions_app.core.api_input import unsafe_text_problem
 
 logger = logging.getLogger("sessiondesk.api")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-API_PREFIXES = ("/api/", "/v1/")  # the JSON API and the OTLP receiver
+OTLP_PREFIX = "/v1/"
+API_PREFIXES = ("/api/", OTLP_PREFIX)  # the JSON API and the OTLP receiver
 UNAVAILABLE = "The database is unavailable; nothing was written. Try again shortly."
 RETRY_AFTER_SECONDS = "5"
 CHUNKED = "Send the body with a Content-Length: chunked request bodies are not read."
@@ -73,7 +75,10 @@ def _url_problem(request: HttpRequest) -> str | None:
 
 
 def _refusal(request: HttpRequest, status: int, message: str) -> HttpResponse:
-    """The edge's own answer: the API's JSON error under /api/ and /v1/, plain text elsewhere."""
+    """The edge's own answer: a google.rpc.Status to an OTLP exporter, the API's JSON error under /api/, plain text
+    elsewhere."""
+    if request.path_info.startswith(OTLP_PREFIX):
+        return otlp_refusal(request, status, message)
     if _is_api(request):
         return api_error(status, message)
     return HttpResponse(message, status=status, content_type="text/plain")
@@ -94,11 +99,11 @@ class EdgeMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         problem = _url_problem(request)
         if problem:
-            return api_error(400, problem) if _is_api(request) else HttpResponseBadRequest(problem)
+            return _refusal(request, 400, problem)
         if _chunked(request):
             response: HttpResponse = _refusal(request, 411, CHUNKED)
         elif _is_api(request) and declared_length(request) > settings.SESSIONDESK_MAX_PAYLOAD_BYTES:
-            response = api_error(413, too_large().message)
+            response = _refusal(request, 413, too_large().message)
         else:
             response = self._within_deadline(request)
         user = getattr(request, "user", None)

@@ -49,24 +49,38 @@ def request_encoding(content_type: str) -> str:
     raise OtlpError(f"Send OTLP as '{PROTOBUF}' or '{JSON}', not '{media_type or 'nothing'}'.", status=415)
 
 
+MAX_GZIP_MEMBERS = 16
+
+
 def inflate(body: bytes, content_encoding: str, limit: int) -> bytes:
-    """The body without its Content-Encoding (identity or gzip); larger than `limit` once inflated is a 413, so
-    a small gzip bomb costs no more than `limit` bytes of memory."""
+    """The body without its Content-Encoding (identity or gzip), every gzip member of it (a gzip file may be several
+    concatenated, and each is part of the body); larger than `limit` once inflated is a 413, so a small gzip bomb
+    costs no more than `limit` bytes of memory."""
     encoding = content_encoding.strip().lower()
     if encoding in ("", "identity"):
         return body
     if encoding != "gzip":
         raise OtlpError(f"Unsupported Content-Encoding '{encoding[:40]}': send gzip or nothing.", status=415)
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        data = inflater.decompress(body, limit + 1)
-    except zlib.error as error:
-        raise OtlpError(f"The gzip body cannot be decompressed ({error}).") from None
-    if len(data) > limit:
-        raise OtlpError(f"Payload is larger than the limit of {limit} bytes once decompressed.", status=413)
-    if not inflater.eof:
-        raise OtlpError("The gzip body is truncated.")
-    return data
+    members: list[bytes] = []
+    size = 0
+    rest = body
+    while True:
+        if len(members) == MAX_GZIP_MEMBERS:
+            # zlib hands each member's leftover input back as a copy, so members cost the body's size each.
+            raise OtlpError(f"The gzip body has more than {MAX_GZIP_MEMBERS} members.")
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            members.append(inflater.decompress(rest, limit + 1 - size))
+        except zlib.error as error:
+            raise OtlpError(f"The gzip body cannot be decompressed ({error}).") from None
+        size += len(members[-1])
+        if size > limit or inflater.unconsumed_tail:
+            raise OtlpError(f"Payload is larger than the limit of {limit} bytes once decompressed.", status=413)
+        if not inflater.eof:
+            raise OtlpError("The gzip body is truncated.")
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(members)
 
 
 def parse_request(data: bytes, encoding: str) -> ExportTraceServiceRequest:

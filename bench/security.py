@@ -1,0 +1,178 @@
+"""Issue 29's hostile inputs against the production server: each answers its expected status within 1 s while a
+light request (GET /healthz) keeps being served beside it.
+
+    flock /tmp/bench.lock .venv/bin/python bench/security.py [--database postgres://root@127.0.0.1:5432/sd_bench_security]
+
+Runs `manage.py serve` (gunicorn, 2 sync workers, DEBUG off) on PostgreSQL, stores the data a few inputs need
+(a message beside a 60 kB hex run, a 30,001-character message in a tenant with the pattern `(a+)+$`) through the
+API, then sends every input once while a second thread polls /healthz. Prints one row per input (status, seconds)
+and the light request's median and worst latency; writes bench/results/security.json.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def prepare(url: str) -> tuple[str, str]:
+    """Migrate the database and make two tenants with a server key each; the second has the pattern `(a+)+$`."""
+    from pages import configure
+
+    configure(url)
+    from sessions_app.models import Tenant
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    Tenant.objects.filter(slug__in=["sec-plain", "sec-pattern"]).delete()
+    plain = Tenant.objects.create(slug="sec-plain", name="Plain")
+    pattern = Tenant.objects.create(slug="sec-pattern", name="Pattern", redaction_patterns=["(a+)+$"])
+    return create_api_key(plain, "server")[1], create_api_key(pattern, "server")[1]
+
+
+class Server:
+    def __init__(self, url: str) -> None:
+        self.port = _port()
+        data = tempfile.mkdtemp(prefix="sd-bench-security-")
+        env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT", "ALLOWED_HOSTS"}}
+        env.update(
+            DATABASE_URL=url, SECRET_KEY="bench-security-" + "k" * 60, ALLOWED_HOSTS="127.0.0.1",
+            BEHIND_PROXY="true", SESSIONDESK_DATA_DIR=data, STATIC_ROOT=f"{data}/static",
+        )  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", "2"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise SystemExit("the server did not start")
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+        chunked: bool = False,
+    ) -> tuple[int, float]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        started = time.perf_counter()
+        sent = {"X-Forwarded-Proto": "https", "Host": "127.0.0.1", **(headers or {})}
+        conn.request(method, path, body=iter([body]) if chunked and body else body, headers=sent,
+                     encode_chunked=chunked)  # fmt: skip
+        response = conn.getresponse()
+        response.read()
+        conn.close()
+        return response.status, time.perf_counter() - started
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+
+def _snapshot(conversation: str, text: str) -> bytes:
+    messages = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": text}]}]
+    return json.dumps({"conversation_id": conversation, "run_id": f"{conversation}-r", "messages": messages}).encode()
+
+
+def inputs(plain: str, pattern: str) -> list[tuple[str, str, str, bytes | None, dict[str, str], bool, int]]:
+    """(name, method, path, body, headers, chunked, expected status), in the issue's order."""
+    server_json = {"Authorization": f"Bearer {plain}", "Content-Type": "application/json"}
+    letters = "abcdefghijklmnopqrstu"
+    prefixes = "+".join(f"{a}{b}*" for a in letters for b in letters)
+    usage = json.loads(_snapshot("sec-tokens", "tokens"))
+    usage["messages"].append({"kind": "response", "parts": [{"part_kind": "text", "content": "ok"}],
+                              "usage": {"input_tokens": 2**70}})  # fmt: skip
+    big = {"conversation_id": "sec-big", "run_id": "sec-big-r", "messages": [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "x" * 2_000_000}]} for _ in range(4)]}
+    return [
+        ("invalid JSON: 65,000 escaped quotes", "POST", "/api/v1/snapshots", b'"' + b'\\"' * 65_000, server_json,
+         False, 400),
+        ("OTLP/JSON: 65,000 escaped quotes", "POST", "/v1/traces", b'"' + b'\\"' * 65_000,
+         {"Authorization": f"Bearer {plain}", "Content-Type": "application/json"}, False, 400),
+        ("search hit beside a 60 kB hex run", "GET", "/api/v1/search?q=canary&scope=tenant", None,
+         {"Authorization": f"Bearer {plain}"}, False, 200),
+        ("420 two-letter prefixes", "GET", f"/api/v1/search?q={prefixes}&scope=tenant", None,
+         {"Authorization": f"Bearer {plain}"}, False, 400),
+        ("pattern (a+)+$, 30,001-character message, search", "GET", "/api/v1/search?q=aaa*&scope=tenant", None,
+         {"Authorization": f"Bearer {pattern}"}, False, 200),
+        ("4 messages of 2 MB", "POST", "/api/v1/snapshots", json.dumps(big).encode(), server_json, False, 413),
+        ("token count 2**70", "POST", "/api/v1/snapshots", json.dumps(usage).encode(), server_json, False, 400),
+        ("chunked snapshot body", "POST", "/api/v1/snapshots", _snapshot("sec-chunked", "hello"), server_json,
+         True, 411),
+    ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_security")
+    args = parser.parse_args()
+    plain, pattern = prepare(args.database)
+    server = Server(args.database)
+    try:
+        json_headers = {"Content-Type": "application/json"}
+        seeds = [
+            (plain, _snapshot("sec-hex", "canary " + "0f" * 30_000)),
+            (pattern, _snapshot("sec-redos", "a" * 30_000 + "!")),
+        ]
+        for key, body in seeds:
+            headers = {**json_headers, "Authorization": f"Bearer {key}"}
+            status, _ = server.request("POST", "/api/v1/snapshots", body, headers)
+            assert status in (200, 201), status
+        light: list[float] = []
+        stop = threading.Event()
+
+        def poll() -> None:
+            while not stop.is_set():
+                light.append(server.request("GET", "/healthz")[1])
+                time.sleep(0.05)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        rows = []
+        for name, method, path, body, headers, chunked, expected in inputs(plain, pattern):
+            status, seconds = server.request(method, path, body, headers, chunked)
+            rows.append({"input": name, "expected": expected, "status": status, "seconds": round(seconds, 3)})
+        stop.set()
+        poller.join()
+    finally:
+        server.stop()
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": platform.platform(),
+        "load": os.getloadavg(), "inputs": rows,
+        "light_request": {"count": len(light), "median_s": round(statistics.median(light), 4),
+                          "max_s": round(max(light), 4)},
+    }  # fmt: skip
+    out = ROOT / "bench" / "results" / "security.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{'input':52} {'expected':>8} {'status':>6} {'seconds':>8}")
+    for row in rows:
+        mark = "" if row["status"] == row["expected"] and row["seconds"] < 1 else "  <-- MISSED"
+        print(f"{row['input']:52} {row['expected']:>8} {row['status']:>6} {row['seconds']:>8.3f}{mark}")
+    print(f"GET /healthz beside them: {result['light_request']}; load {result['load']}")
+
+
+if __name__ == "__main__":
+    main()
