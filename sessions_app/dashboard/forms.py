@@ -5,6 +5,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypedDict
 
 from django import forms
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 
 from masking import compile_rules
 from masking.tenant_patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS
@@ -129,6 +131,28 @@ class InvitationForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
+
+
+USERNAME_UNAVAILABLE = "That username cannot be used. Choose another."
+
+
+class InvitationSignupForm(UserCreationForm[User]):
+    """Django's sign-up form, except that whether a username is taken (in any tenant) is looked at only once every
+    other field is valid: a sign-up refused for its password answers the same for a taken and a free name, so a
+    link cannot be used to probe names for free (the probe that does reach the look-up creates the account and
+    spends the link when the name is free). The taken answer names no account."""
+
+    def clean_username(self) -> str:
+        return str(self.cleaned_data.get("username") or "")
+
+    def validate_unique(self) -> None:
+        """Looked at in `_post_clean`, after everything else."""
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # type: ignore[misc]  # ModelForm's hook (password validation), absent from the stubs
+        username = self.cleaned_data.get("username")
+        if not self.errors and username and User.objects.filter(username__iexact=username).exists():
+            self.add_error("username", USERNAME_UNAVAILABLE)
 
 
 class RedactionPatternsForm(forms.Form):

@@ -6,7 +6,6 @@ from typing import cast
 from django.contrib import messages
 from django.contrib.auth import login as auth_login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
 from django.db import IntegrityError, transaction
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from sessions_app.dashboard.forms import USERNAME_UNAVAILABLE, InvitationSignupForm
 from sessions_app.tenancy import administration as tenant_admin
 from sessions_app.tenancy.login_lockout import serialized
 from sessions_app.tenancy.permissions import SESSION_TENANT_KEY, switch_tenant
@@ -56,7 +56,7 @@ def invitation(request: HttpRequest) -> HttpResponse:
     except tenant_admin.InvitationUnusable as error:
         return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
     signed_in = request.user.is_authenticated
-    form: UserCreationForm[User] | None = None if signed_in else UserCreationForm(request.POST or None)
+    form = None if signed_in else InvitationSignupForm(request.POST or None)
     if request.method == "POST" and (form is None or form.is_valid()):
         try:
             with transaction.atomic():
@@ -68,7 +68,7 @@ def invitation(request: HttpRequest) -> HttpResponse:
         except IntegrityError:  # the name was taken between the form's check and the insert
             if form is None:  # only a new username can clash
                 raise
-            form.add_error("username", "A user with that username already exists.")
+            form.add_error("username", USERNAME_UNAVAILABLE)
         else:
             if new_user is not None:
                 auth_login(request, new_user, backend="django.contrib.auth.backends.ModelBackend")
