@@ -7,6 +7,7 @@ import json
 import pytest
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -132,3 +133,23 @@ def test_every_gzip_member_of_an_export_is_read(client, key):
     )
     assert response.status_code == 200
     assert Conversation.objects.filter(external_id="hostile-otlp").exists()
+
+
+def test_65000_escaped_quotes_in_a_protobuf_spans_all_messages_are_a_counted_rejection(client, key):
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    traced_weather_runs(provider, ["Weather?"], conversation_id="hostile-otlp")
+    request = encode_spans(memory.get_finished_spans())
+    for span in request.resource_spans[0].scope_spans[0].spans:
+        for attribute in span.attributes:
+            if attribute.key == "pydantic_ai.all_messages":
+                attribute.value.string_value = ESCAPED_QUOTES.decode()
+    before = row_counts()
+    response = client.post(
+        "/v1/traces", request.SerializeToString(), content_type="application/x-protobuf", **_auth(key)
+    )
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    assert response.status_code == 200 and answer.partial_success.rejected_spans >= 1
+    assert "Invalid JSON" in answer.partial_success.error_message
+    assert row_counts() == before
