@@ -23,6 +23,7 @@ ERRORS = {
     "403": "The key may not do this (client keys cannot write audit records; a token that matches no wait)",
     "404": "Not found in this key's tenant (the same answer as for another tenant's)",
     "409": "Conflict (a run id of another conversation; a history not READY for replay)",
+    "411": "A chunked body (`Transfer-Encoding: chunked`): send it with a Content-Length",
     "413": "Body over SESSIONDESK_MAX_PAYLOAD_BYTES, or a snapshot over the message limit",
     "415": "Not `application/json` in UTF-8",
     "503": "The database is unavailable or busy; nothing was written, retry",
@@ -140,9 +141,6 @@ def _otlp_answer(description: str, json_schema: Json) -> Json:
 
 def _traces() -> Json:
     refused = _otlp_answer("Refused: a google.rpc.Status in the request's encoding", RPC_STATUS)
-    # The edge middleware and the key check answer before OTLP's encoding is known: the API's JSON error.
-    edge = {"content": {"application/json": {"schema": ERROR_REF}}}
-    either = {"anyOf": [RPC_STATUS, ERROR_REF]}
     return {
         "post": {
             "summary": "OTLP/HTTP trace export (protobuf or JSON, gzip or not)",
@@ -161,10 +159,10 @@ def _traces() -> Json:
             "responses": {
                 "200": _otlp_answer("Stored; spans not stored are counted in partialSuccess", OTLP_RESPONSE),
                 "400": refused,
-                "401": {**edge, "description": ERRORS["401"]},
-                "413": _otlp_answer(ERRORS["413"], either),
+                # Every refusal, the key check's and the edge's among them, is a Status (protobuf for a type that
+                # is neither of OTLP's).
+                **{code: _otlp_answer(ERRORS[code], RPC_STATUS) for code in ("401", "411", "413", "503")},
                 "415": _otlp_answer("Not protobuf or JSON, or a Content-Encoding other than gzip", RPC_STATUS),
-                "503": {**edge, "description": ERRORS["503"]},
             },
         }
     }

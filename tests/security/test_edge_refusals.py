@@ -1,7 +1,6 @@
 """The edge's last lines: a chunked body is refused (411) rather than read as empty, a request past the deadline
 answers 503 with Retry-After and frees its worker, and pages holding tenant data are never cached."""
 
-import json
 import signal
 import time
 
@@ -17,6 +16,7 @@ from sessions_app.tenancy.api_keys import create_api_key
 from tests.agents import weather_messages
 from tests.factories import make_member
 from tests.rowcounts import row_counts
+from tests.security.test_ingest_caps import post_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -25,13 +25,7 @@ def test_a_chunked_snapshot_is_refused_with_411_and_nothing_is_written(client, t
     key = create_api_key(tenant, "server")[1]
     messages = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
     before = row_counts()
-    response = client.post(
-        "/api/v1/snapshots",
-        json.dumps({"conversation_id": "c-1", "run_id": "r-1", "messages": messages}),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {key}",
-        HTTP_TRANSFER_ENCODING="chunked",
-    )
+    response = post_snapshot(client, key, messages, HTTP_TRANSFER_ENCODING="chunked")
     assert response.status_code == 411 and "Content-Length" in response.json()["error"]
     assert row_counts() == before and not Snapshot.objects.exists()
 

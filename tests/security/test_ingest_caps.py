@@ -15,12 +15,13 @@ from tests.rowcounts import row_counts
 pytestmark = pytest.mark.django_db
 
 
-def _post(client, key, messages):
+def post_snapshot(client, key, messages, **extra):
     return client.post(
         "/api/v1/snapshots",
         json.dumps({"conversation_id": "c-1", "run_id": "r-1", "messages": messages}),
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {key}",
+        **extra,
     )
 
 
@@ -35,7 +36,7 @@ def _with_usage(count: int) -> list[dict]:
 def test_a_token_count_the_database_cannot_sum_answers_400_and_writes_nothing(client, tenant, count):
     key = create_api_key(tenant, "server")[1]
     before = row_counts()
-    response = _post(client, key, _with_usage(count))
+    response = post_snapshot(client, key, _with_usage(count))
     assert response.status_code == 400
     assert "usage.input_tokens" in response.json()["error"] and str(MAX_TOKEN_COUNT) in response.json()["error"]
     assert row_counts() == before
@@ -43,7 +44,7 @@ def test_a_token_count_the_database_cannot_sum_answers_400_and_writes_nothing(cl
 
 def test_the_largest_token_count_is_stored_and_the_overview_sums_it(client, tenant):
     key = create_api_key(tenant, "server")[1]
-    assert _post(client, key, _with_usage(MAX_TOKEN_COUNT)).status_code in (200, 201)
+    assert post_snapshot(client, key, _with_usage(MAX_TOKEN_COUNT)).status_code in (200, 201)
     client.force_login(make_member(tenant, role="admin"))
     assert client.get("/overview/").status_code == 200
 
@@ -55,7 +56,7 @@ def test_four_messages_of_two_megabytes_answer_413_and_write_nothing(client, ten
     big = "x" * 2_000_000
     messages = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": big}]} for _ in range(4)]
     before = row_counts()
-    response = _post(client, key, messages)
+    response = post_snapshot(client, key, messages)
     assert response.status_code == 413
     assert "'messages[0].parts[0]'" in response.json()["error"] and str(MAX_PART_CHARS) in response.json()["error"]
     assert row_counts() == before
