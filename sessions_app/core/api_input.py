@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from itertools import accumulate, count
 from typing import Annotated, NamedTuple
 
-from pydantic import AfterValidator, BaseModel, StringConstraints, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from input_errors import RejectedInput
@@ -77,13 +77,30 @@ def _path_segment(value: str) -> str:
     return value
 
 
-SafeText = Annotated[str, AfterValidator(_safe_text)]
+# What the validators above accept, as JSON Schema patterns for the OpenAPI document (so a generated request that
+# the document calls valid is one the server takes): no control character anywhere, and none of the characters
+# `str.strip` removes at either end (spelled out: JSON Schema's `\s` is ECMAScript's, which differs).
+_CONTROLS = "\\x00-\\x1f\\x7f"
+_EDGE = _CONTROLS + " \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+ID_PATTERN = f"^[^{_EDGE}](?:[^{_CONTROLS}]*[^{_EDGE}])?(?![\\s\\S])"
+SEGMENT_ID_PATTERN = f"^[^{_EDGE}/](?:[^{_CONTROLS}/]*[^{_EDGE}/])?(?![\\s\\S])"
+SAFE_TEXT_PATTERN = "^[^\\x00]*$"
+
+SafeText = Annotated[str, AfterValidator(_safe_text), Field(json_schema_extra={"pattern": SAFE_TEXT_PATTERN})]
 Identifier = Annotated[
-    str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_ID_LENGTH),
+    AfterValidator(_identifier),
+    Field(json_schema_extra={"pattern": ID_PATTERN}),
 ]
-SegmentId = Annotated[Identifier, AfterValidator(_path_segment)]
+SegmentId = Annotated[
+    Identifier, AfterValidator(_path_segment), Field(json_schema_extra={"pattern": SEGMENT_ID_PATTERN})
+]
 OptionalId = Annotated[
-    str, StringConstraints(max_length=MAX_ID_LENGTH), AfterValidator(lambda v: _identifier(v) if v else v)
+    str,
+    StringConstraints(max_length=MAX_ID_LENGTH),
+    AfterValidator(lambda v: _identifier(v) if v else v),
+    Field(json_schema_extra={"pattern": f"^$|{ID_PATTERN}"}),
 ]
 
 
