@@ -117,6 +117,8 @@ class EdgeMiddleware:
         seconds = settings.SESSIONDESK_REQUEST_DEADLINE_SECONDS
         if seconds <= 0 or threading.current_thread() is not threading.main_thread():
             return self.get_response(request)  # signals reach only the main thread (runserver serves on others)
+        if signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+            return self.get_response(request)  # someone else's timer owns SIGALRM here; never disarm it
         previous = signal.signal(signal.SIGALRM, _overdue)
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
