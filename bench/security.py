@@ -37,14 +37,19 @@ def _port() -> int:
 
 
 def prepare(url: str) -> tuple[str, str]:
-    """Migrate the database and make two tenants with a server key each; the second has the pattern `(a+)+$`."""
+    """A fresh database (this script's own: dropped and made again), two tenants with a server key each; the second
+    has the pattern `(a+)+$`."""
+    import psycopg
     from pages import configure
 
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     configure(url)
     from sessions_app.models import Tenant
     from sessions_app.tenancy.api_keys import create_api_key
 
-    Tenant.objects.filter(slug__in=["sec-plain", "sec-pattern"]).delete()
     plain = Tenant.objects.create(slug="sec-plain", name="Plain")
     pattern = Tenant.objects.create(slug="sec-pattern", name="Pattern", redaction_patterns=["(a+)+$"])
     return create_api_key(plain, "server")[1], create_api_key(pattern, "server")[1]
