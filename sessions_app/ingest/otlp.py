@@ -94,10 +94,10 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
     runs = {key: span for key, span in by_id.items() if span.operation == RUN_OPERATION}
     children: dict[tuple[str, str], list[SpanFacts]] = {key: [] for key in runs}
     by_call: dict[tuple[str, str], tuple[str, str]] = {}
-    for key, run in runs.items():
-        call_id = run.attributes.get("gen_ai.agent.call.id")
+    for key, run_span in runs.items():
+        call_id = run_span.attributes.get("gen_ai.agent.call.id")
         if call_id:
-            by_call.setdefault((run.trace_id, str(call_id)), key)  # the first, as the scan over runs found
+            by_call.setdefault((run_span.trace_id, str(call_id)), key)  # the first, as the scan over runs found
     for span in ours:
         if span.operation == RUN_OPERATION:
             continue
