@@ -93,10 +93,15 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
     by_id = {(span.trace_id, span.span_id): span for span in ours}
     runs = {key: span for key, span in by_id.items() if span.operation == RUN_OPERATION}
     children: dict[tuple[str, str], list[SpanFacts]] = {key: [] for key in runs}
+    by_call: dict[tuple[str, str], tuple[str, str]] = {}
+    for key, run_span in runs.items():
+        call_id = run_span.attributes.get("gen_ai.agent.call.id")
+        if call_id:
+            by_call.setdefault((run_span.trace_id, str(call_id)), key)  # the first, as the scan over runs found
     for span in ours:
         if span.operation == RUN_OPERATION:
             continue
-        run_key = _run_of(span, by_id, runs)
+        run_key = _run_of(span, by_id, runs, by_call)
         if run_key is None:
             decoded.reject(f"of pydantic-ai ('{span.operation or span.name[:40]}') without their agent-run span")
         elif span.operation in (MODEL_OPERATION, TOOL_OPERATION):
@@ -104,7 +109,7 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
         # Other pydantic-ai spans inside a run (a tools group, an output validation) carry nothing stored: they
         # belong to a run that is stored, so they are not refused.
     for key, span in sorted(runs.items(), key=lambda item: item[1].started_at):
-        parent = _run_of(span, by_id, runs, by_call_id=False)  # a run inside another's tool call: a sub-agent
+        parent = _run_of(span, by_id, runs)  # a run inside another's tool call: a sub-agent
         parent_run_id = str(runs[parent].attributes.get("gen_ai.agent.call.id") or parent[1]) if parent else ""
         problem, run = _traced_run(span, children[key], parent_run_id)
         if run is None:
@@ -120,11 +125,11 @@ def _run_of(
     span: SpanFacts,
     by_id: Mapping[tuple[str, str], SpanFacts],
     runs: Mapping[tuple[str, str], SpanFacts],
-    *,
-    by_call_id: bool = True,
+    by_call: Mapping[tuple[str, str], tuple[str, str]] | None = None,
 ) -> tuple[str, str] | None:
     """The nearest agent-run span above `span` in this export (a nested agent's run owns its own requests), else
-    (`by_call_id`) the run span of the run id the span names."""
+    the run span of the run id the span names (looked up in `by_call`, when given): constant work per span, so
+    an export's spans are matched in linear time."""
     seen = 0
     key = (span.trace_id, span.parent_span_id)
     while key[1] and seen < 64:
@@ -135,10 +140,8 @@ def _run_of(
             break
         key, seen = (parent.trace_id, parent.parent_span_id), seen + 1
     call_id = span.attributes.get("gen_ai.agent.call.id")
-    if call_id and by_call_id:
-        for run_key, run in runs.items():
-            if run.trace_id == span.trace_id and run.attributes.get("gen_ai.agent.call.id") == call_id:
-                return run_key
+    if call_id and by_call is not None:
+        return by_call.get((span.trace_id, str(call_id)))
     return None
 
 

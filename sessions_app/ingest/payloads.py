@@ -2,6 +2,7 @@
 names the problem. Pure (no Django): the API, the importers and the live adapter's server side all parse here.
 """
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -17,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_core import to_json
 
 from input_errors import RejectedInput
 from model_messages.serialization import iso_datetime, validate_messages
@@ -89,6 +91,9 @@ class SnapshotPayload:
     client_supplied: bool = False
     started_at: datetime | None = None
     principal: str = ""
+    # sha256 over the messages as sent (before validation filled defaults such as an absent timestamp), so two
+    # sends of the same body are one snapshot; empty for payloads built in process, digested from their dump.
+    sent_digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,14 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         client_supplied=body.source == "client",
         started_at=_aware_time(body.started_at, "started_at"),
         principal=body.principal or "",
+        sent_digest=sent_digest(body.messages),
     )
+
+
+def sent_digest(messages: Sequence[object]) -> str:
+    """sha256 over each message's JSON as sent, one line each: equal for equal bodies, whatever validation adds."""
+    lines = b"\n".join(hashlib.sha256(to_json(m, bytes_mode="base64")).digest() for m in messages)
+    return hashlib.sha256(lines).hexdigest()
 
 
 def parse_tool_effect(data: object) -> ToolEffectPayload:

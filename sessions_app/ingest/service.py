@@ -6,8 +6,10 @@ adapter, the importers and the demo seed call, with payloads parsed by `sessions
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -43,6 +45,13 @@ from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
+# SQLite has one writer and no row locks: a process's writers queue here (another process waits on the file's
+# busy timeout), so identical writes at the same moment take turns and the second finds the first's snapshot.
+_sqlite_writer = threading.Lock()
+
+
+def _one_writer() -> AbstractContextManager[object]:
+    return _sqlite_writer if connection.vendor == "sqlite" else nullcontext()
 
 
 @dataclass
@@ -80,7 +89,7 @@ def _prepare(payload: SnapshotPayload) -> _Prepared:
         dumped=dumped,
         shas=shas,
         content_hashes=[message_hash(m) for m in payload.messages],
-        digest=hashlib.sha256("\n".join(shas).encode()).hexdigest(),
+        digest=payload.sent_digest or hashlib.sha256("\n".join(shas).encode()).hexdigest(),
     )
 
 
@@ -264,7 +273,7 @@ def _ingest(
 ) -> IngestResult:
     """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
-    with transaction.atomic():
+    with _one_writer(), transaction.atomic():
         runs = _locked_runs(tenant, prepared, tool_effects, source)
         fresh = _fresh(tenant, prepared, runs, result)
         message_ids, result.new_messages = _store_messages(tenant, fresh)
