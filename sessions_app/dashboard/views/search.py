@@ -11,6 +11,7 @@ from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import url_for_pasted_id
+from sessions_app.dashboard.query_notes import query_notes
 from sessions_app.models import Tenant
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view, role_allows
 
@@ -56,6 +57,7 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             cursor=form.cleaned_data.get("cursor") or None,
         )
         context.update(_page_links(request, context["outcome"]))
+        context["query_notes"] = query_notes(form.cleaned_data["q"])
         context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1
         if context["outcome"].error:
             status = 400
