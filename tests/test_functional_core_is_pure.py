@@ -24,6 +24,8 @@ PURE_MODULES = [
     "sessions_app.transcripts.snapshot_diff",
     "sessions_app.transcripts.transcript_layout",
     "sessions_app.dashboard.bar_charts",
+    "sessions_app.dashboard.query_notes",
+    "sessions_app.dashboard.typing_history",
     "sessions_app.dashboard.markup",
     "sessions_app.ingest.payloads",
     "sessions_app.ingest.otlp",

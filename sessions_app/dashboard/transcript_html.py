@@ -147,7 +147,7 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         head.append(_BADGE_RECOVERED)
     head.extend('<span class="badge bad">repair</span>' for _ in message.repairs)
     if options.revealed == p:
-        head.append('<span class="badge warn">credentials revealed (audited)</span>')
+        head.append('<span class="badge warn">masked text revealed (audited)</span>')
     head.append(f'<a class="permalink" href="#m-{p}" aria-label="Permalink to message {p}">#</a>')
     if not message.parts:
         body = '<p class="small muted">(empty message: it has no parts)</p>'
@@ -165,7 +165,7 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
             f'<form method="post" action="{action}" class="small" hx-post="{action}" hx-target="#m-{p}" '
             f'hx-swap="outerHTML"><input type="hidden" name="csrfmiddlewaretoken" '
             f'value="{esc(options.reveal_csrf_token)}"><button type="submit" class="secondary small" '
-            'title="Shows this message unmasked and records an audit event">Reveal credentials</button></form>'
+            'title="Shows this message unmasked and records an audit event">Reveal masked text</button></form>'
         )
     return (
         f'<article class="{classes}" id="m-{p}" data-nav-item tabindex="-1" aria-label="Message {p}, '

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 DEMO_SYSTEM_PROMPT = "You are a careful support agent. Use the tools; quote exact values."
@@ -54,7 +54,7 @@ class ConversationPlan:
     max_snapshots_per_run: int | None = None
     tenant: str = "acme"
     title: str = ""
-    started_at: datetime = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    started_at: datetime = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # DEMO_EPOCH, declared below
     step_seconds: int = 7  # scripted clock advance per model call; 0 keeps repeated exchanges identical
 
 
@@ -88,10 +88,29 @@ _TOPICS: tuple[tuple[str, str, str, str], ...] = (
 _FOLLOW_UPS = ("continue", "Any update?", "Can you double-check that?", "Và sau đó?", "然后呢？", "Und jetzt?")
 
 
+# Where generated plans start unless told: a fixed instant, so plans from one seed are equal wherever they run.
+DEMO_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+GENERATED_SPACING = timedelta(hours=7)  # between the starts of consecutive generated conversations
+
+
+def demo_start(today: date, count: int) -> datetime:
+    """Where a demo of `count` generated conversations starts so its last one begins a day before `today`: the
+    whole demo then lies in the overview's default window (the last 30 days, for count <= 96), whatever today is.
+    Fixed dates made a fresh demo show an empty overview (B1)."""
+    first_day = datetime(today.year, today.month, today.day, 9, 0, tzinfo=UTC) - timedelta(days=1)
+    return first_day - GENERATED_SPACING * max(count - 1, 0)
+
+
 def generate_conversations(
-    count: int, *, seed: int = 0, tenants: Sequence[str] = ("acme", "globex"), min_runs: int = 1, max_runs: int = 4
+    count: int,
+    *,
+    seed: int = 0,
+    tenants: Sequence[str] = ("acme", "globex"),
+    min_runs: int = 1,
+    max_runs: int = 4,
+    start: datetime = DEMO_EPOCH,
 ) -> list[ConversationPlan]:
-    """`count` varied, reproducible conversation plans spread over `tenants`.
+    """`count` varied, reproducible conversation plans spread over `tenants`, one every 7 hours from `start`.
 
     Topics in English, German/French, Vietnamese and Chinese; 0 to 5 tool calls a run; compaction on about
     half; the first plans include an interrupted tool call, an orphan tool result and leaked credentials.
@@ -126,8 +145,7 @@ def generate_conversations(
                 compaction=kinds[index % len(kinds)],
                 tenant=tenants[index % len(tenants)],
                 agent_name=("support_agent", "ops_agent", "billing_agent")[index % 3],
-                started_at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC) + timedelta(hours=7 * index),
+                started_at=start + GENERATED_SPACING * index,
             )
         )
     return plans
-

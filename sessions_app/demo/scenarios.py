@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pydantic_ai._utils as pydantic_ai_utils
@@ -46,7 +46,7 @@ from pydantic_ai.usage import RequestUsage
 from pydantic_ai_harness.compaction import SlidingWindowCompaction, SummarizingCompaction
 from pydantic_ai_harness.step_persistence import InMemoryStepStore, StepPersistence
 
-from sessions_app.demo.plans import ConversationPlan, ToolStep, Turn, generate_conversations
+from sessions_app.demo.plans import ConversationPlan, ToolStep, Turn, demo_start, generate_conversations
 
 # --- deterministic clock ---------------------------------------------------------------------------------
 
@@ -152,9 +152,7 @@ def _compaction(plan: ConversationPlan) -> list[Any]:
     ]
 
 
-def _agent(
-    plan: ConversationPlan, script: _RunScript, persistence: StepPersistence, compact: bool
-) -> Agent[None, str]:
+def _agent(plan: ConversationPlan, script: _RunScript, persistence: StepPersistence, compact: bool) -> Agent[None, str]:
     results = script.results()
 
     async def use_tool(ctx: RunContext[None], argument: str) -> str:
@@ -222,31 +220,6 @@ async def _record(plan: ConversationPlan, store: Any, conversation_id: str, comp
     return outcome
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def record_plan(plan: ConversationPlan, store: Any, *, conversation_id: str, compaction: bool = True) -> RecordedRuns:
     """Run `plan` into `store`, with its compaction unless `compaction=False`, under the scripted clock."""
     with _scripted_clock():
@@ -262,8 +235,6 @@ async def store_runs(store: Any, conversation_id: str | None) -> list[tuple[Any,
     for run in sorted(runs, key=lambda r: (r.started_at, r.run_id)):
         out.append((run, await store.list_snapshots(run_id=run.run_id, include_interrupted=True)))
     return out
-
-
 
 
 def store_as_payloads(store: Any, conversation_id: str | None = None) -> list[dict[str, Any]]:
@@ -288,21 +259,14 @@ def store_as_payloads(store: Any, conversation_id: str | None = None) -> list[di
 # --- generated conversations -----------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-def demo_payloads(count: int = 50, *, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
-    """About 50 generated conversations as API payloads per tenant slug (`acme`, `globex`), write order."""
+def demo_payloads(count: int = 50, *, seed: int = 0, today: date | None = None) -> dict[str, list[dict[str, Any]]]:
+    """About 50 generated conversations as API payloads per tenant slug (`acme`, `globex`), write order; their
+    runs end the day before `today` (the current UTC date unless given), so the overview shows them by default."""
+    start = demo_start(today or datetime.now(UTC).date(), count)
     by_tenant: dict[str, list[dict[str, Any]]] = {}
-    for index, plan in enumerate(generate_conversations(count, seed=seed)):
+    for index, plan in enumerate(generate_conversations(count, seed=seed, start=start)):
         store = InMemoryStepStore()
         conversation_id = f"demo-{seed}-{index:03d}"
         record_plan(plan, store, conversation_id=conversation_id)
         by_tenant.setdefault(plan.tenant, []).extend(store_as_payloads(store))
     return by_tenant
-
-

@@ -83,6 +83,13 @@
     });
   });
 
+  // A form refused on a POST comes back as its page at the action's URL (/r/<id>/waits/resolve): put the page's
+  // own URL in the address bar, so reload and a shared link show the page and never resend the form.
+  var pageUrl = document.querySelector('meta[name="page-url"]');
+  if (pageUrl && pageUrl.content && pageUrl.content !== window.location.pathname) {
+    window.history.replaceState(null, "", pageUrl.content);
+  }
+
   // Auto-submit fields marked data-autosubmit (the tenant switcher, the audit-event filters) when they change;
   // a button remains for no-JS use. A date field fires "change" at every complete value while someone types its
   // year (2, 20, 202, 2026), and each submit would abort the one before: wait for a pause, one submit per form.

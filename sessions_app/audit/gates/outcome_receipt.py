@@ -1,6 +1,7 @@
 """Gate 6, outcome receipt: an outcome receipt for every effect, a live wait first, else stuck or missing. Pure."""
 
 from collections.abc import Sequence
+from datetime import UTC
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
@@ -28,14 +29,16 @@ def _unproven_effects(ctx: AuditContext) -> str | None:
 def _about_wait(code: Verdict, wait: WaitFact, what: str) -> list[Finding]:
     """The one finding of a run a wait decides, WAITING or STUCK: keyed by the wait's deadline, so a new wait is a
     new finding."""
-    deadline = wait.deadline.isoformat()
+    key = f"{code.value.lower()}:{wait.deadline.isoformat()}"  # the stored identity: unchanged by how it reads
+    # Said as every page says a time (B14: the finding read "2026-12-05T04:06:47.006791+00:00").
+    deadline = wait.deadline.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     if code is Verdict.WAITING:
         detail = f"{what}, but the run is waiting for {wait.owner} to decide: {wait.decision} (deadline {deadline})."
     else:
         detail = (
             f"{what}, and the wait for {wait.owner} ({wait.decision}) passed its deadline {deadline} with no outcome."
         )
-    return [Finding(gate=OUTCOME_RECEIPT, code=code, key=f"{code.value.lower()}:{deadline}", detail=detail)]
+    return [Finding(gate=OUTCOME_RECEIPT, code=code, key=key, detail=detail)]
 
 
 def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:

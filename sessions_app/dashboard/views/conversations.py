@@ -148,8 +148,15 @@ def _conversation_context(
     unmasked: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     conversation = get_conversation_for_member(request, conversation_id)
-    start = window_start_for(start if start is not None else at)
-    window = read_window(conversation, start, mask=masker_for(request.tenant), unmasked_positions=unmasked)
+    asked = start if start is not None else at
+    mask = masker_for(request.tenant)
+    window = read_window(conversation, window_start_for(asked), mask=mask, unmasked_positions=unmasked)
+    # A position past the end (an old permalink, a typed ?at=99999) showed only an "Earlier messages" link: say
+    # which position is missing and show the conversation's last messages instead.
+    missing = asked if asked is not None and window.total and not window.messages else None
+    if missing is not None:
+        window = read_window(conversation, window_start_for(window.total - 1), mask=mask, unmasked_positions=unmasked)
+        at = None
     revealed = next(iter(unmasked), None)
     return {
         "rendered_messages": render_messages(window.messages, _render_options(request, conversation, at, revealed)),
@@ -157,6 +164,7 @@ def _conversation_context(
         "conversation": conversation,
         "window": window,
         "at": at,
+        "missing_position": missing,
     }
 
 
@@ -176,7 +184,7 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
         context = _with_timeline(request, context)
     # Otherwise the page comes without its timeline, which loads as a fragment right after (conversation_timeline):
     # the transcript shows without waiting for every run's steps, and without JavaScript a link shows it.
-    return render(request, "conversation.html", context)
+    return render(request, "conversation.html", context, status=404 if context["missing_position"] is not None else 200)
 
 
 @require_GET

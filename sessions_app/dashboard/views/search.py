@@ -1,6 +1,7 @@
 """Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from django.http import HttpResponseBase
 from django.shortcuts import render
@@ -11,6 +12,8 @@ from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import url_for_pasted_id
+from sessions_app.dashboard.query_notes import query_notes
+from sessions_app.dashboard.typing_history import continues_typing
 from sessions_app.models import Tenant
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view, role_allows
 
@@ -35,6 +38,20 @@ def _page_links(request: MemberRequest, outcome: search_access.SearchOutcome) ->
     return links
 
 
+def _still_typing(request: MemberRequest, form: SearchForm) -> bool:
+    """A search whose words extend or shorten those of the search on screen, every other field the same: the
+    same search still being typed (htmx names no field that sent it, so the fields themselves are compared)."""
+    if not form.is_valid() or not request.htmx.current_url:
+        return False
+    shown = urlsplit(request.htmx.current_url)
+    if shown.path != request.path:
+        return False
+    before = {key: values for key, values in parse_qs(shown.query).items() if values != [""]}
+    now = {key: values for key, values in request.GET.lists() if values != [""]}
+    words_before, words_now = before.pop("q", [""])[0], now.pop("q", [""])[0]
+    return before == now and continues_typing(words_before, words_now)
+
+
 @require_GET
 @member_view(Action.SEARCH)
 def search_page(request: MemberRequest) -> HttpResponseBase:
@@ -56,11 +73,15 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             cursor=form.cleaned_data.get("cursor") or None,
         )
         context.update(_page_links(request, context["outcome"]))
+        context["query_notes"] = query_notes(form.cleaned_data["q"])
         context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1
         if context["outcome"].error:
             status = 400
     elif not form.is_valid():
         status = 400
     if wants_fragment(request):
-        return render(request, "search.html#results", context, status=status)
+        response = render(request, "search.html#results", context, status=status)
+        if _still_typing(request, form):
+            response["HX-Replace-Url"] = request.get_full_path()  # overrides the form's hx-push-url
+        return response
     return render(request, "search.html", context, status=status)

@@ -86,3 +86,18 @@ def test_a_live_wait_counts_even_when_every_effect_has_an_outcome():
     now = context_for(messages).now
     wait = gates.WaitFact("ops", "approve the refund", now + timedelta(hours=1))
     assert _codes(receipts=(_receipt(Evidence.OUTCOME),), waits=(wait,)) == [Verdict.WAITING]
+
+
+def test_a_deadline_reads_as_every_page_shows_a_time_while_its_key_stays_exact():
+    """B14: the finding read 'deadline 2026-12-05T04:06:47.006791+00:00' beside '2026-12-05 04:06 UTC'."""
+    from datetime import datetime, timezone
+
+    messages = mailer_history()
+    now = context_for(messages).now
+    deadline = datetime(2099, 12, 5, 5, 6, 47, 6791, tzinfo=timezone(timedelta(hours=1)))
+    wait = gates.WaitFact("ops@acme.test", "approve the refund", deadline)
+    ctx = context_for(messages, receipts=(), waits=(wait,), now=now)
+    (finding,) = gates.check_outcome_receipt(messages, ctx)
+    assert "(deadline 2099-12-05 04:06 UTC)" in finding.detail
+    assert "T0" not in finding.detail and "+0" not in finding.detail
+    assert finding.key == f"waiting:{deadline.isoformat()}"

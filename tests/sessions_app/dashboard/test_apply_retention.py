@@ -48,7 +48,7 @@ def test_deleted_conversations_leave_search(world, as_role):
     world.acme.retention_days = 90
     world.acme.save()
     _run("--tenant", "acme")
-    assert "Nothing found." in as_role("support").get("/search/?q=Krak%C3%B3w").content.decode()
+    assert "Nothing found:" in as_role("support").get("/search/?q=Krak%C3%B3w").content.decode()
 
 
 def test_an_unknown_tenant_is_a_clear_error(world):

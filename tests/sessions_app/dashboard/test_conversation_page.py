@@ -51,7 +51,7 @@ def test_credentials_are_masked_and_message_text_is_escaped(world, as_role):
 
 def test_support_sees_no_reveal_button_and_cannot_reveal(world, as_role):
     client = as_role("support")
-    assert "Reveal credentials" not in client.get(f"/c/{world.deploy.external_id}/").content.decode()
+    assert "Reveal masked text" not in client.get(f"/c/{world.deploy.external_id}/").content.decode()
     assert client.post(f"/c/{world.deploy.external_id}/reveal/2").status_code == 403
     assert not AuditEvent.objects.filter(event_class="credential_revealed").exists()
 
@@ -102,6 +102,7 @@ def test_a_search_hit_link_highlights_its_message(world, as_role):
 
 def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, monkeypatch):
     from sessions_app.transcripts import reading as transcript_reading
+
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
     client = as_role("support")
     page = client.get(f"/c/{world.deploy.external_id}/?start=5").content.decode()
@@ -113,6 +114,21 @@ def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, m
 
 def test_a_permalink_target_opens_the_window_that_holds_it(world, as_role, monkeypatch):
     from sessions_app.transcripts import reading as transcript_reading
+
     monkeypatch.setattr(transcript_reading, "WINDOW", 5)
     page = as_role("support").get(f"/c/{world.deploy.external_id}/?at=7").content.decode()
     assert 'id="m-7"' in page and 'id="m-4"' not in page
+
+
+def test_a_position_past_the_end_names_the_missing_message_and_shows_the_last_ones(world, as_role):
+    """B11: ?at=99999 rendered only an 'Earlier messages' link."""
+    last = (
+        TranscriptEntry.objects.filter(conversation=world.deploy)
+        .order_by("-position")
+        .values_list("position", flat=True)[0]
+    )
+    response = as_role("support").get(f"/c/{world.deploy.external_id}/?at=99999")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "There is no message #99999" in page
+    assert f'id="m-{last}"' in page

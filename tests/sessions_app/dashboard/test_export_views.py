@@ -46,3 +46,11 @@ def test_a_filtered_bulk_export_holds_exactly_the_selected_conversations(world, 
 def test_operators_cannot_export(world, as_role):
     assert as_role("operator").get(f"/c/{world.deploy.external_id}/export?format=json").status_code == 403
     assert not AuditEvent.objects.filter(event_class="export").exists()
+
+
+def test_a_filter_selecting_nothing_offers_no_download(world, as_role):
+    """B16: '0 conversations selected.' came with three enabled Download buttons."""
+    page = as_role("admin").get("/export/?agent=nobody-runs-this").content.decode()
+    assert "0 conversations selected" in page
+    assert "/export/download" not in page
+    assert "Nothing to download" in page

@@ -18,7 +18,7 @@ def test_reaudit_brings_a_verdict_up_to_date(world, as_role):
 def test_reindex_rebuilds_the_search_documents(world, as_role):
     SearchDocument.objects.filter(conversation_id=world.quiet.pk).delete()
     client = as_role("operator")
-    assert "Nothing found." in client.get("/search/?q=Krak%C3%B3w").content.decode()
+    assert "Nothing found:" in client.get("/search/?q=Krak%C3%B3w").content.decode()
     response = client.post(f"/c/{world.quiet.external_id}/reindex", follow=True)
     assert b"Re-indexed" in response.content
     assert ConversationIndex.objects.get(conversation_id=world.quiet.pk).pending is False

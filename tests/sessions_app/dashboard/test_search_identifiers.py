@@ -24,7 +24,7 @@ def test_a_tool_call_id_is_found_by_id_first(world, as_role, weather):
     block = page[page.index('id="identified"') :]
     assert re.search(r'href="/c/conv-weather/\?at=1#m-1">#1 · tool_call</a>', block)
     assert re.search(r'href="/c/conv-weather/\?at=2#m-2">#2 · tool_result</a>', block)
-    assert "Nothing found." not in page
+    assert "Nothing found:" not in page
 
 
 def test_a_pasted_run_id_still_opens_the_run(world, as_role, weather):

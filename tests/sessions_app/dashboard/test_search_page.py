@@ -49,7 +49,7 @@ def test_an_oversized_query_is_refused_with_a_reason(world, as_role):
 def test_another_tenants_messages_never_appear(world, as_role):
     page = as_role("outsider").get("/search/?q=Krak%C3%B3w").content.decode()
     assert "conv-quiet" not in page
-    assert "Nothing found." in page
+    assert "Nothing found:" in page
 
 
 def test_the_empty_page_explains_the_keys(world, as_role):
@@ -63,7 +63,7 @@ def test_while_typing_the_last_word_is_searched_as_a_prefix(world, as_role):
     typed = client.get("/search/?q=QUOK", HTTP_HX_REQUEST="true").content.decode()
     assert "QUOKKA" in typed and 'class="hit"' in typed
     submitted = client.get("/search/?q=QUOK").content.decode()
-    assert "Nothing found." in submitted
+    assert "Nothing found:" in submitted
 
 
 def test_only_an_unfinished_plain_last_word_becomes_a_prefix():

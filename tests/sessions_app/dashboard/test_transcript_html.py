@@ -48,10 +48,10 @@ def test_the_reveal_form_appears_only_with_a_token_and_only_on_masked_messages()
     )
     options = RenderOptions(conversation_pk=7, reveal_csrf_token="tok", reveal_url="/c/7/reveal/{position}")
     html = str(render_messages(views, options))
-    assert html.count("Reveal credentials") == 1
+    assert html.count("Reveal masked text") == 1
     assert 'action="/c/7/reveal/0"' in html
     without_token = str(render_messages(views, RenderOptions(conversation_pk=7)))
-    assert "Reveal credentials" not in without_token
+    assert "Reveal masked text" not in without_token
 
 
 def test_a_call_only_a_snapshot_holds_is_marked_after_the_message_it_follows_and_escaped():
@@ -74,3 +74,15 @@ def test_a_call_only_a_snapshot_holds_is_marked_after_the_message_it_follows_and
     assert 'repair: synthesized "interrupted" return' in html
     assert '<a href="/r/run-3/snapshots/1/diff">the interrupted snapshot</a>' in html
     assert "the run&#x27;s audit" not in html and "the run's audit" not in html  # no audit link was given
+
+
+def test_a_value_masked_by_a_tenant_pattern_is_not_called_a_credential():
+    """B10: a number hidden by the tenant pattern \\b5428\\b offered 'Reveal credentials'."""
+    views = lay_out(
+        [EntryInput(0, "user", ModelRequest(parts=[UserPromptPart("card ending 5428")]))],
+        mask=lambda text: text.replace("5428", "****"),
+    )
+    options = RenderOptions(conversation_pk=7, reveal_csrf_token="tok", reveal_url="/c/7/reveal/{position}")
+    html = str(render_messages(views, options))
+    assert "Reveal masked text" in html
+    assert "credential" not in html.lower()

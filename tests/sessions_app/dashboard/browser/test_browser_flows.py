@@ -99,8 +99,8 @@ def test_j_and_k_move_between_messages_and_slash_focuses_search(live_world, logi
 def test_an_admin_reveals_a_credential_in_place(live_world, login, page, live_server):
     login("ada")
     page.goto(f"{live_server.url}/c/{live_world.deploy.external_id}/")
-    page.get_by_role("button", name="Reveal credentials").click()
-    page.wait_for_selector("text=credentials revealed (audited)")
+    page.get_by_role("button", name="Reveal masked text").click()
+    page.wait_for_selector("text=masked text revealed (audited)")
     assert "sk-live-" in page.content()
     assert page.console_errors == []
 
