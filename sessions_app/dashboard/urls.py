@@ -13,8 +13,11 @@ from sessions_app.dashboard.views import (
     ids,
     operations,
     overview,
+    queues,
     receipts,
+    review,
     search,
+    sharing,
     snapshots,
 )
 
@@ -63,4 +66,21 @@ urlpatterns = [
     path("settings/api-keys/<int:pk>/revoke", admin.revoke_key, name="api-key-revoke"),
     path("settings/redaction/", admin.redaction, name="redaction"),
     path("settings/retention/", admin.retention, name="retention"),
+    # Review (issue 27): scores, comments, mentions, queues, permalinks and share links.
+    path("c/<path:conversation_id>/score", review.set_score, name="set-score"),
+    path("c/<path:conversation_id>/comment", review.add_comment, name="add-comment"),
+    path("c/<path:conversation_id>/share", sharing.create_share_link, name="create-share-link"),
+    path("comments/<int:pk>/edit", review.edit_comment, name="edit-comment"),
+    path("comments/<int:pk>/delete", review.delete_comment, name="delete-comment"),
+    path("comments/", review.comment_search, name="comment-search"),
+    path("inbox/", review.inbox, name="inbox"),
+    path("settings/scores/", review.score_names, name="score-names"),
+    path("settings/sharing/", sharing.share_policy, name="share-policy"),
+    path("share-links/<int:pk>/revoke", sharing.revoke_share_link, name="revoke-share-link"),
+    path("queues/", queues.queue_list, name="queues"),
+    path("queues/<int:pk>/", queues.queue_page, name="queue"),
+    path("queues/<int:pk>/next", queues.take_next, name="queue-next"),
+    path("queues/items/<int:pk>/done", queues.item_done, name="queue-item-done"),
+    path("l/<slug:tenant_slug>/<path:rest>", sharing.permalink, name="permalink"),
+    path("s/<str:token>/", sharing.shared_conversation, name="shared-conversation"),
 ]
