@@ -78,6 +78,7 @@ urlpatterns = [
     path("settings/sharing/", sharing.share_policy, name="share-policy"),
     path("share-links/<int:pk>/revoke", sharing.revoke_share_link, name="revoke-share-link"),
     path("queues/", queues.queue_list, name="queues"),
+    path("queues/new", queues.create_queue, name="create-queue"),
     path("queues/<int:pk>/", queues.queue_page, name="queue"),
     path("queues/<int:pk>/next", queues.take_next, name="queue-next"),
     path("queues/items/<int:pk>/done", queues.item_done, name="queue-item-done"),

@@ -4,7 +4,7 @@ next item, score and comment it on the conversation page, and mark it done."""
 from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from input_errors import RejectedInput
 from sessions_app.dashboard.ids import conversation_url
@@ -18,30 +18,33 @@ def _item_url(item: ReviewItem) -> str:
     return f"{conversation_url(item.conversation.external_id)}?review_item={item.pk}#review"
 
 
-@require_http_methods(["GET", "POST"])
-@member_view(Action.REVIEW_QUEUE_ITEMS)
-def queue_list(request: MemberRequest) -> HttpResponse:
-    """Every queue with its progress; an operator's form fills a new one."""
-    error = ""
-    if request.method == "POST":
-        if Action.MANAGE_QUEUES not in request.grants:
-            return render(request, "403.html", {"reason": "Only operators and admins fill queues."}, status=403)
-        try:
-            queue = queues.create_queue(
-                request.tenant, request.POST.get("name", ""), request.POST.get("source", ""), actor=request.user
-            )
-        except RejectedInput as refused:
-            error = refused.message
-        else:
-            messages.success(request, f"Queue {queue.name!r} filled.")
-            return HttpResponseRedirect(f"/queues/{queue.pk}/")
+def _queue_list(request: MemberRequest, *, error: str = "", source: str = "") -> HttpResponse:
     rows = [(queue, queues.progress(request.tenant, queue)) for queue in queues.queues(request.tenant)]
     return render(
         request,
         "review_queues.html",
-        {"section": "queues", "rows": rows, "error": error, "source": request.GET.get("source", "")},
+        {"section": "queues", "rows": rows, "error": error, "source": source},
         status=400 if error else 200,
     )
+
+
+@require_GET
+@member_view(Action.REVIEW_QUEUE_ITEMS)
+def queue_list(request: MemberRequest) -> HttpResponse:
+    """Every queue with its progress; `?source=` pre-fills an operator's form (the list's "review these")."""
+    return _queue_list(request, source=request.GET.get("source", "")[:2000])
+
+
+@require_POST
+@member_view(Action.MANAGE_QUEUES)
+def create_queue(request: MemberRequest) -> HttpResponse:
+    source = request.POST.get("source", "")
+    try:
+        queue = queues.create_queue(request.tenant, request.POST.get("name", ""), source, actor=request.user)
+    except RejectedInput as refused:
+        return _queue_list(request, error=refused.message, source=source[:2000])
+    messages.success(request, f"Queue {queue.name!r} filled.")
+    return HttpResponseRedirect(f"/queues/{queue.pk}/")
 
 
 @require_GET

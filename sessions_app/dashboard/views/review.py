@@ -72,6 +72,15 @@ def _refused(request: MemberRequest, error: RejectedInput) -> HttpResponse:
     return render(request, "review_refused.html", {"error": error.message}, status=error.status)
 
 
+def _refused_on_page(request: MemberRequest, error: RejectedInput, url: str) -> HttpResponseBase:
+    """Someone else's comment (every member may comment, only its author edits it): back to the page with the
+    reason, nothing changed. Refused text is a 400 page as elsewhere."""
+    if error.status == 403:
+        messages.error(request, error.message)
+        return HttpResponseRedirect(url)
+    return _refused(request, error)
+
+
 @require_POST
 @member_view(Action.SCORE_AND_COMMENT)
 def set_score(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
@@ -109,12 +118,13 @@ def add_comment(request: MemberRequest, conversation_id: str) -> HttpResponseBas
 @member_view(Action.SCORE_AND_COMMENT)
 def edit_comment(request: MemberRequest, pk: int) -> HttpResponseBase:
     comment = get_scoped_or_404(Comment, request.tenant, pk=pk)
+    url = f"{conversation_url(comment.conversation.external_id)}#comment-{comment.pk}"
     try:
         comments.edit_comment(request.tenant, comment, request.POST.get("body", ""), editor=request.user)
     except RejectedInput as error:
-        return _refused(request, error)
+        return _refused_on_page(request, error, url)
     messages.success(request, "Comment edited; the earlier text is kept.")
-    return HttpResponseRedirect(conversation_url(comment.conversation.external_id) + "#review")
+    return HttpResponseRedirect(url)
 
 
 @require_POST
@@ -125,7 +135,7 @@ def delete_comment(request: MemberRequest, pk: int) -> HttpResponseBase:
     try:
         comments.delete_comment(request.tenant, comment, actor=request.user, actor_role=request.membership.role)
     except RejectedInput as error:
-        return _refused(request, error)
+        return _refused_on_page(request, error, url)
     messages.success(request, "Comment deleted.")
     return HttpResponseRedirect(url)
 
