@@ -14,10 +14,12 @@ type Narrowing = Callable[[QuerySet[Conversation]], QuerySet[Conversation]]
 
 
 def narrowed(tenant: Tenant, review: ReviewQuery) -> Narrowing:
-    """A function narrowing a list queryset by the query's clauses. Each score name is looked up now, so an
-    unknown one is refused (RejectedInput) before anything is read."""
-    for name in {clause.name for clause in review.scores} | ({review.sort} if review.sort else set()):
-        scores.definition_named(tenant, name)
+    """A function narrowing a list queryset by the query's clauses; an unknown score name or a comparison its
+    kind cannot make is refused (RejectedInput) here."""
+    # Built once on no rows (no query runs) so every refusal comes now, before the page starts reading.
+    scores.narrow_by_scores(Conversation.objects.none(), tenant, review)
+    if review.sort:
+        scores.sorted_by_score(Conversation.objects.none(), tenant, review)
     if not review.narrows:
         return lambda qs: qs
     return lambda qs: scores.narrow_by_scores(qs, tenant, review)

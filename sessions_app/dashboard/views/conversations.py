@@ -57,7 +57,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         narrowed = review_listing.narrowed(request.tenant, review)
     except RejectedInput as error:
         context.update(rows=[], next_cursor=None, error=error.message)
-        return render(request, "conversations.html", context, status=400)
+        return render(request, "conversations.html", context, status=error.status)
     if query and (target := url_for_pasted_id(request.tenant, query)):
         return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if query:
