@@ -77,7 +77,9 @@ def test_comment_text_is_searched_by_members_and_not_by_the_transcript_search(wo
     assert "conv-deploy" not in as_role("outsider").get("/comments/", {"q": "zebracorn"}).content.decode()
     # The transcript index (agents, API keys) never holds comment text.
     _, key = create_api_key(world.acme, "server", "t")
-    api = client.get("/api/v1/search", {"q": "zebracorn", "scope": "tenant"}, headers={"Authorization": f"Bearer {key}"})
+    api = client.get(
+        "/api/v1/search", {"q": "zebracorn", "scope": "tenant"}, headers={"Authorization": f"Bearer {key}"}
+    )
     assert api.status_code == 200 and api.json()["total_matches"] == 0
 
 

@@ -29,7 +29,10 @@ def test_a_member_scores_a_conversation_a_run_and_a_message(defined, as_role):
     client = as_role("support")
     run = Run.objects.filter(tenant=defined.acme, conversation=defined.deploy).first()
     assert client.post("/c/conv-deploy/score", {"name": "helpfulness", "value": "4"}).status_code == 302
-    assert client.post("/c/conv-deploy/score", {"name": "escalate", "value": "yes", "run_id": run.run_id}).status_code == 302
+    assert (
+        client.post("/c/conv-deploy/score", {"name": "escalate", "value": "yes", "run_id": run.run_id}).status_code
+        == 302
+    )
     assert client.post("/c/conv-deploy/score", {"name": "topic", "value": "deploy", "position": "1"}).status_code == 302
     rows = {(s.definition.name, s.target, s.author) for s in Score.objects.filter(tenant=defined.acme)}
     assert rows == {
@@ -116,7 +119,9 @@ def test_another_tenant_s_scores_are_not_its_filters(defined, as_role):
 
 def test_only_admins_define_score_names(defined, as_role):
     assert as_role("operator").post("/settings/scores/", {"name": "x", "kind": "boolean"}).status_code == 403
-    response = as_role("admin").post("/settings/scores/", {"name": "x", "kind": "numeric", "minimum": "3", "maximum": "1"})
+    response = as_role("admin").post(
+        "/settings/scores/", {"name": "x", "kind": "numeric", "minimum": "3", "maximum": "1"}
+    )
     assert response.status_code == 400 and b"below its maximum" in response.content
     assert as_role("admin").post("/settings/scores/", {"name": "tone", "kind": "boolean"}).status_code == 302
     duplicate = as_role("admin").post("/settings/scores/", {"name": "tone", "kind": "boolean"})
