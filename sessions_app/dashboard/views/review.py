@@ -61,11 +61,13 @@ def _target(request: MemberRequest) -> Target:
 
 
 def _back(conversation: Conversation, request: MemberRequest) -> HttpResponseRedirect:
-    anchor = "#review"
+    """Back where the mark was made: the message, or the review panel (still showing the queue item in review)."""
+    url = conversation_url(conversation.external_id)
     position = request.POST.get("position", "").strip()
     if position.isdigit():
-        return HttpResponseRedirect(f"{conversation_url(conversation.external_id)}?at={position}#m-{position}")
-    return HttpResponseRedirect(conversation_url(conversation.external_id) + anchor)
+        return HttpResponseRedirect(f"{url}?at={position}#m-{position}")
+    item = request.POST.get("review_item", "").strip()
+    return HttpResponseRedirect(f"{url}?review_item={item}#review" if item.isdigit() else f"{url}#review")
 
 
 def _refused(request: MemberRequest, error: RejectedInput) -> HttpResponse:
