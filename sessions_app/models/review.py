@@ -1,7 +1,11 @@
 """Marks people leave on conversations (issue 27): score definitions and scores, comments with their earlier
 versions and mentions, review queues and their items, and share links. Every row names its tenant, `tenant_id`
 leads every index and unique key, and every row that is about a conversation cascades with it, so retention and
-deletion take scores, comments and queue items along."""
+deletion take scores, comments and queue items along.
+
+Foreign keys between tenant-owned tables are declared without a database constraint (`db_constraint=False`): on
+PostgreSQL migration 0015 adds them as (tenant_id, x_id) -> (tenant_id, id), as search_app's 0006 did for the
+older tables (docs/SCALING.md), and on SQLite the ORM's cascades keep them."""
 
 from django.conf import settings
 from django.db import models
@@ -35,8 +39,10 @@ class Score(models.Model):
     replaces it. `author` is `user:<username>` or `api-key:<prefix>`."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    definition = models.ForeignKey(ScoreDefinition, on_delete=models.CASCADE, related_name="scores")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="scores")
+    definition = models.ForeignKey(
+        ScoreDefinition, on_delete=models.CASCADE, related_name="scores", db_constraint=False
+    )
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="scores", db_constraint=False)
     target = models.CharField(max_length=220, default="c")
     number = models.FloatField(null=True, blank=True)
     text = models.CharField(max_length=64, blank=True)
@@ -58,7 +64,9 @@ class Score(models.Model):
 
 class Comment(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="comments")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="comments", db_constraint=False
+    )
     target = models.CharField(max_length=220, default="c")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     body = models.TextField()
@@ -73,7 +81,7 @@ class CommentRevision(models.Model):
     """A comment's text before an edit: edits are kept."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="revisions")
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="revisions", db_constraint=False)
     body = models.TextField()
     replaced_at = models.DateTimeField(auto_now_add=True)
 
@@ -83,7 +91,7 @@ class CommentRevision(models.Model):
 
 class Mention(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="mentions")
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="mentions", db_constraint=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
@@ -112,8 +120,8 @@ class ItemState(models.TextChoices):
 
 class ReviewItem(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items", db_constraint=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     order = models.PositiveIntegerField()
     state = models.CharField(max_length=8, choices=ItemState.choices, default=ItemState.OPEN)
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -140,7 +148,7 @@ class ShareLink(models.Model):
     tenant; the row decides whether it still opens (expiry, revocation)."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()

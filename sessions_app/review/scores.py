@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Max, Min, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from input_errors import RejectedInput
 from sessions_app.audit.events import record_event
@@ -154,10 +154,11 @@ def sorted_by_score(qs: QuerySet[Conversation], tenant: Tenant, query: ReviewQue
     definition = definition_named(tenant, query.sort)
     if definition.kind == ScoreKind.CATEGORICAL:
         raise RejectedInput(f"sort:{query.sort} is categorical; sort by a numeric or boolean score.")
-    aggregate = Min if query.sort_ascending else Max
-    annotated = qs.annotate(
-        sort_value=aggregate("scores__number", filter=Q(scores__definition=definition, scores__tenant=tenant))
-    )
+    # A correlated subquery, not Max() with GROUP BY: on PostgreSQL the conversation's primary key is (tenant_id,
+    # id), so grouping by the id Django knows of is refused.
+    values = scoped(Score, tenant).filter(definition=definition, conversation=OuterRef("pk"), number__isnull=False)
+    best = values.order_by("number" if query.sort_ascending else "-number").values("number")[:1]
+    annotated = qs.annotate(sort_value=Subquery(best))
     value = F("sort_value")
     order = value.asc(nulls_last=True) if query.sort_ascending else value.desc(nulls_last=True)
     return annotated.order_by(order, "-pk")
