@@ -99,3 +99,10 @@ def test_exports_carry_no_comment_text(world, as_role):
     _comment(world, body="zebracorn in export?")
     export = as_role("admin").get("/c/conv-deploy/export?format=json")
     assert export.status_code == 200 and b"zebracorn" not in b"".join(export.streaming_content)
+
+
+def test_the_search_page_lists_matching_comments_for_members(world, as_role):
+    _comment(world, body="the flag rollout was premature")
+    page = as_role("support").get("/search/", {"q": "premature"}).content.decode()
+    assert 'id="comment-hits"' in page and "the flag rollout was premature" in page
+    assert 'id="comment-hits"' not in as_role("outsider").get("/search/", {"q": "premature"}).content.decode()

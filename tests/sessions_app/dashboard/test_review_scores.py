@@ -127,3 +127,16 @@ def test_only_admins_define_score_names(defined, as_role):
     duplicate = as_role("admin").post("/settings/scores/", {"name": "tone", "kind": "boolean"})
     assert duplicate.status_code == 400 and b"already exists" in duplicate.content
     assert [d.name for d in scores.definitions(defined.acme)] == ["escalate", "helpfulness", "tone", "topic"]
+
+
+def test_search_hits_are_narrowed_by_score_clauses_and_clauses_alone_open_the_list(defined, as_role):
+    scores.set_score(defined.acme, defined.deploy, Target(), "helpfulness", 5, author="user:ada")
+    client = as_role("support")
+    kept = client.get("/search/", {"q": "flag score:helpfulness>=4"}).content.decode()
+    assert "conv-deploy" in kept and 'id="review-notice"' in kept
+    dropped = client.get("/search/", {"q": "flag score:helpfulness<4"}).content.decode()
+    assert 'href="/c/conv-deploy/' not in dropped and "kept 0 of the 1 conversations" in dropped
+    alone = client.get("/search/", {"q": "score:helpfulness>=4"})
+    assert alone.status_code == 302 and alone["Location"].startswith("/conversations/?q=score")
+    refused = client.get("/search/", {"q": "flag score:nope>=1"})
+    assert refused.status_code == 404 and b"No score named" in refused.content
