@@ -70,6 +70,7 @@ urlpatterns = [
     path("c/<path:conversation_id>/score", review.set_score, name="set-score"),
     path("c/<path:conversation_id>/comment", review.add_comment, name="add-comment"),
     path("c/<path:conversation_id>/share", sharing.create_share_link, name="create-share-link"),
+    path("c/<path:conversation_id>/review.json", review.export_review, name="export-review"),
     path("comments/<int:pk>/edit", review.edit_comment, name="edit-comment"),
     path("comments/<int:pk>/delete", review.delete_comment, name="delete-comment"),
     path("comments/", review.comment_search, name="comment-search"),

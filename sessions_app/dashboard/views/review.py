@@ -4,14 +4,17 @@ admin's score names. Each view is thin: parse, call one review service, redirect
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseBase, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from input_errors import RejectedInput
+from sessions_app.audit.events import record
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import Comment, Conversation, ReviewItem, Tenant
 from sessions_app.review import comments, scores, share_links
+from sessions_app.review import export as review_export
 from sessions_app.review.score_values import ScoreKind, ScoreShape
 from sessions_app.review.targets import Target, target_of
 from sessions_app.tenancy.permissions import (
@@ -205,3 +208,14 @@ def _shape(request: MemberRequest) -> ScoreShape:
         _number(request, "maximum"),
         categories,
     )
+
+
+@require_GET
+@member_view(Action.EXPORT)
+def export_review(request: MemberRequest, conversation_id: str) -> JsonResponse:
+    """The conversation's scores and comments, as separate fields, for an admin who asks; an audited export."""
+    conversation = get_conversation_for_member(request, conversation_id)
+    record(request.tenant, EventClass.EXPORT, actor=request.user, conversation=conversation)
+    response = JsonResponse(review_export.review_document(request.tenant, conversation))
+    response["Content-Disposition"] = 'attachment; filename="review.json"'
+    return response

@@ -111,6 +111,7 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
         Page("score names", "/settings/scores/", "GET", "admin"),
         Page("share policy", "/settings/sharing/", "GET", "admin"),
         Page("create share link", f"/c/{c}/share", "POST", "admin"),
+        Page("export review", f"/c/{c}/review.json", "GET", "admin"),
         Page("revoke share link", f"/share-links/{review['link']}/revoke", "POST", "admin"),
     ]
 
@@ -160,6 +161,7 @@ OBJECT_PAGES = {
     "queue item done",
     "create share link",
     "revoke share link",
+    "export review",
 }
 
 RANK = {"support": 1, "operator": 2, "admin": 3}

@@ -2,7 +2,8 @@
 member of the tenant, text searchable by members only, and audit events that never hold the text."""
 
 from sessions_app.models import AuditEvent, Comment, CommentRevision, Mention
-from sessions_app.review import comments
+from sessions_app.review import comments, scores
+from sessions_app.review.score_values import ScoreKind, ScoreShape
 from sessions_app.review.targets import Target
 from sessions_app.tenancy.api_keys import create_api_key
 
@@ -106,3 +107,15 @@ def test_the_search_page_lists_matching_comments_for_members(world, as_role):
     page = as_role("support").get("/search/", {"q": "premature"}).content.decode()
     assert 'id="comment-hits"' in page and "the flag rollout was premature" in page
     assert 'id="comment-hits"' not in as_role("outsider").get("/search/", {"q": "premature"}).content.decode()
+
+
+def test_scores_and_comments_export_separately_when_asked(world, as_role):
+    scores.define_score(world.acme, ScoreShape("escalate", ScoreKind.BOOLEAN), actor="ada")
+    scores.set_score(world.acme, world.deploy, Target(position=1), "escalate", True, author="user:ada")
+    _comment(world, body="exported note")
+    assert as_role("operator").get("/c/conv-deploy/review.json").status_code == 403
+    document = as_role("admin").get("/c/conv-deploy/review.json").json()
+    assert document["conversation_id"] == "conv-deploy"
+    assert [(s["name"], s["target"], s["number"]) for s in document["scores"]] == [("escalate", "m:1", 1.0)]
+    assert [(c["author"], c["body"]) for c in document["comments"]] == [("sam", "exported note")]
+    assert AuditEvent.objects.filter(tenant=world.acme, event_class="export", actor="ada").count() == 1
