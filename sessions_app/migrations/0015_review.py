@@ -11,6 +11,7 @@ from django.db import migrations, models
 # tenant_id. SQLite keeps plain tables; the ORM's cascades delete with the conversation on both.
 REVIEW_TABLES = [
     "scoredefinition", "score", "comment", "commentrevision", "mention", "reviewqueue", "reviewitem", "sharelink",
+    "reviewpolicy",
 ]  # fmt: skip
 REVIEW_FOREIGN_KEYS = [
     ("score", "definition_id", "scoredefinition"),
