@@ -44,6 +44,17 @@ def _mention(tenant: Tenant, comment: Comment, author: User) -> None:
     )
 
 
+def _record(tenant: Tenant, event_class: EventClass, comment: Comment, user: User) -> None:
+    """Who, what and where: never the comment's text."""
+    record_event(
+        tenant,
+        event_class,
+        actor=user.get_username(),
+        conversation_id=comment.conversation.external_id,
+        run_id=parse_target_key(comment.target).run_id,
+    )
+
+
 def add_comment(tenant: Tenant, conversation: Conversation, target: Target, body: str, *, author: User) -> Comment:
     body = _clean(body)
     check_target(tenant, conversation, target)
@@ -52,13 +63,7 @@ def add_comment(tenant: Tenant, conversation: Conversation, target: Target, body
             tenant=tenant, conversation=conversation, target=target.key, author=author, body=body
         )
         _mention(tenant, comment, author)
-        record_event(
-            tenant,
-            EventClass.COMMENT_ADDED,
-            actor=author.get_username(),
-            conversation_id=conversation.external_id,
-            run_id=target.run_id,
-        )
+        _record(tenant, EventClass.COMMENT_ADDED, comment, author)
     return comment
 
 
@@ -73,13 +78,7 @@ def edit_comment(tenant: Tenant, comment: Comment, body: str, *, editor: User) -
         comment.edited_at = timezone.now()
         comment.save(update_fields=["body", "edited_at"])
         _mention(tenant, comment, editor)
-        record_event(
-            tenant,
-            EventClass.COMMENT_EDITED,
-            actor=editor.get_username(),
-            conversation_id=comment.conversation.external_id,
-            run_id=parse_target_key(comment.target).run_id,
-        )
+        _record(tenant, EventClass.COMMENT_EDITED, comment, editor)
     return comment
 
 
@@ -87,13 +86,7 @@ def delete_comment(tenant: Tenant, comment: Comment, *, actor: User, actor_role:
     if comment.author_id != actor.pk and actor_role != Role.ADMIN:
         raise RejectedInput("Only a comment's author or an admin deletes it.", status=403)
     with transaction.atomic():
-        record_event(
-            tenant,
-            EventClass.COMMENT_DELETED,
-            actor=actor.get_username(),
-            conversation_id=comment.conversation.external_id,
-            run_id=parse_target_key(comment.target).run_id,
-        )
+        _record(tenant, EventClass.COMMENT_DELETED, comment, actor)
         comment.delete()
 
 

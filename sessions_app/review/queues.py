@@ -82,32 +82,33 @@ def take_next(tenant: Tenant, queue: ReviewQueue, reviewer: User) -> ReviewItem 
         item = open_items.first()
         if item is None:
             return None
-        item.state, item.reviewer, item.taken_at = ItemState.TAKEN, reviewer, timezone.now()
-        item.save(update_fields=["state", "reviewer", "taken_at"])
-        record_event(
-            tenant,
-            EventClass.REVIEW_ITEM_CHANGED,
-            actor=reviewer.get_username(),
-            conversation_id=item.conversation.external_id,
-        )
+        _move(tenant, item, reviewer, ItemState.TAKEN, "taken_at")
     return item
 
 
 def mark_done(tenant: Tenant, item: ReviewItem, reviewer: User) -> ReviewItem:
-    if item.state == ItemState.DONE:
-        raise RejectedInput("This item is already done.", status=409)
-    if item.state == ItemState.TAKEN and item.reviewer_id != reviewer.pk:
-        raise RejectedInput("Another reviewer has this item.", status=409)
+    """Done by `reviewer`: refused (409) when it is done already or another reviewer has it, judged on the row as
+    locked, so two reviewers finishing at once cannot both record it."""
     with transaction.atomic():
-        item.state, item.reviewer, item.done_at = ItemState.DONE, reviewer, timezone.now()
-        item.save(update_fields=["state", "reviewer", "done_at"])
-        record_event(
-            tenant,
-            EventClass.REVIEW_ITEM_CHANGED,
-            actor=reviewer.get_username(),
-            conversation_id=item.conversation.external_id,
-        )
+        item = scoped(ReviewItem, tenant).select_for_update().select_related("conversation").get(pk=item.pk)
+        if item.state == ItemState.DONE:
+            raise RejectedInput("This item is already done.", status=409)
+        if item.state == ItemState.TAKEN and item.reviewer_id != reviewer.pk:
+            raise RejectedInput("Another reviewer has this item.", status=409)
+        _move(tenant, item, reviewer, ItemState.DONE, "done_at")
     return item
+
+
+def _move(tenant: Tenant, item: ReviewItem, reviewer: User, state: ItemState, stamp: str) -> None:
+    item.state, item.reviewer = state, reviewer
+    setattr(item, stamp, timezone.now())
+    item.save(update_fields=["state", "reviewer", stamp])
+    record_event(
+        tenant,
+        EventClass.REVIEW_ITEM_CHANGED,
+        actor=reviewer.get_username(),
+        conversation_id=item.conversation.external_id,
+    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Scores, comments and mentions on a conversation's page, the inbox of mentions, comment search, and the
 admin's score names. Each view is thin: parse, call one review service, redirect back (POST-redirect-GET)."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -86,37 +87,45 @@ def _refused_on_page(request: MemberRequest, error: RejectedInput, url: str) -> 
     return _refused(request, error)
 
 
+def _mark(
+    request: MemberRequest, conversation_id: str, write: Callable[[Conversation, Target], object], done: str
+) -> HttpResponseBase:
+    """A score or comment on the conversation, one of its runs or a message: written, or refused with the reason."""
+    conversation = get_conversation_for_member(request, conversation_id)
+    try:
+        write(conversation, _target(request))
+    except RejectedInput as error:
+        return _refused(request, error)
+    messages.success(request, done)
+    return _back(conversation, request)
+
+
 @require_POST
 @member_view(Action.SCORE_AND_COMMENT)
 def set_score(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
-    conversation = get_conversation_for_member(request, conversation_id)
-    try:
-        scores.set_score(
-            request.tenant,
-            conversation,
-            _target(request),
-            request.POST.get("name", ""),
-            request.POST.get("value", ""),
-            author=author_of(request),
-        )
-    except RejectedInput as error:
-        return _refused(request, error)
-    messages.success(request, "Score saved.")
-    return _back(conversation, request)
+    name, value = request.POST.get("name", ""), request.POST.get("value", "")
+    return _mark(
+        request,
+        conversation_id,
+        lambda conversation, target: scores.set_score(
+            request.tenant, conversation, target, name, value, author=author_of(request)
+        ),
+        "Score saved.",
+    )
 
 
 @require_POST
 @member_view(Action.SCORE_AND_COMMENT)
 def add_comment(request: MemberRequest, conversation_id: str) -> HttpResponseBase:
-    conversation = get_conversation_for_member(request, conversation_id)
-    try:
-        comments.add_comment(
-            request.tenant, conversation, _target(request), request.POST.get("body", ""), author=request.user
-        )
-    except RejectedInput as error:
-        return _refused(request, error)
-    messages.success(request, "Comment added.")
-    return _back(conversation, request)
+    body = request.POST.get("body", "")
+    return _mark(
+        request,
+        conversation_id,
+        lambda conversation, target: comments.add_comment(
+            request.tenant, conversation, target, body, author=request.user
+        ),
+        "Comment added.",
+    )
 
 
 @require_POST
