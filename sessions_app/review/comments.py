@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
+from django.http import Http404
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
@@ -74,9 +75,8 @@ def edit_comment(tenant: Tenant, comment: Comment, body: str, *, editor: User) -
     body = _clean(body)
     with transaction.atomic():
         CommentRevision.objects.create(tenant=tenant, comment=comment, body=comment.body)
-        comment.body = body
-        comment.edited_at = timezone.now()
-        comment.save(update_fields=["body", "edited_at"])
+        comment.body, comment.edited_at = body, timezone.now()
+        scoped(Comment, tenant).filter(pk=comment.pk).update(body=body, edited_at=comment.edited_at)
         _mention(tenant, comment, editor)
         _record(tenant, EventClass.COMMENT_EDITED, comment, editor)
     return comment
@@ -103,9 +103,9 @@ def comments_on(tenant: Tenant, conversation: Conversation) -> list[ShownComment
         scoped(Comment, tenant).filter(conversation=conversation).select_related("author").order_by("created_at", "pk")
     )
     revision_counts: dict[int, int] = {}
-    for comment_id in (
-        scoped(CommentRevision, tenant).filter(comment__conversation=conversation).values_list("comment_id", flat=True)
-    ):
+    # The tenant named on the joined table too: one partition (one Citus shard) per table read.
+    revisions = scoped(CommentRevision, tenant).filter(comment__conversation=conversation, comment__tenant=tenant)
+    for comment_id in revisions.values_list("comment_id", flat=True):
         revision_counts[comment_id] = revision_counts.get(comment_id, 0) + 1
     return [
         ShownComment(
@@ -119,10 +119,18 @@ def comments_on(tenant: Tenant, conversation: Conversation) -> list[ShownComment
     ]
 
 
+def comment_for(tenant: Tenant, pk: int) -> Comment:
+    """The tenant's comment with its conversation, else 404 as for one that does not exist."""
+    comment = scoped(Comment, tenant).filter(pk=pk, conversation__tenant=tenant).select_related("conversation").first()
+    if comment is None:
+        raise Http404("No such comment.")
+    return comment
+
+
 def inbox(tenant: Tenant, user: User) -> QuerySet[Mention]:
     return (
         scoped(Mention, tenant)
-        .filter(user=user)
+        .filter(user=user, comment__tenant=tenant, comment__conversation__tenant=tenant)
         .select_related("comment", "comment__author", "comment__conversation")
         .order_by("-created_at", "-pk")
     )
@@ -140,7 +148,7 @@ def search_comments(tenant: Tenant, query: str) -> list[Comment]:
         return []
     return list(
         scoped(Comment, tenant)
-        .filter(body__icontains=query)
+        .filter(body__icontains=query, conversation__tenant=tenant)
         .select_related("author", "conversation")
         .order_by("-created_at", "-pk")[:MAX_SEARCH_RESULTS]
     )

@@ -8,7 +8,12 @@ from sessions_app.tenancy.scoping import scoped
 
 
 def review_document(tenant: Tenant, conversation: Conversation) -> dict[str, Any]:
-    score_rows = scoped(Score, tenant).filter(conversation=conversation).select_related("definition").order_by("pk")
+    score_rows = (
+        scoped(Score, tenant)
+        .filter(conversation=conversation, definition__tenant=tenant)
+        .select_related("definition")
+        .order_by("pk")
+    )
     comment_rows = scoped(Comment, tenant).filter(conversation=conversation).select_related("author").order_by("pk")
     return {
         "conversation_id": conversation.external_id,

@@ -72,13 +72,15 @@ def create_queue(tenant: Tenant, name: str, source: str, *, actor: User) -> Revi
 def take_next(tenant: Tenant, queue: ReviewQueue, reviewer: User) -> ReviewItem | None:
     """The reviewer's item in review, else the next open one, now theirs; None when nothing is left."""
     with transaction.atomic():
-        items = scoped(ReviewItem, tenant).filter(queue=queue)
+        # The conversation is read with the item (its id goes in the audit event), the tenant named on both.
+        items = scoped(ReviewItem, tenant).filter(queue=queue, conversation__tenant=tenant)
+        items = items.select_related("conversation")
         mine = items.filter(state=ItemState.TAKEN, reviewer=reviewer).order_by("order").first()
         if mine is not None:
             return mine
         open_items = items.filter(state=ItemState.OPEN).order_by("order")
         if connection.features.has_select_for_update_skip_locked:
-            open_items = open_items.select_for_update(skip_locked=True)
+            open_items = open_items.select_for_update(skip_locked=True, of=("self",))
         item = open_items.first()
         if item is None:
             return None
@@ -90,7 +92,8 @@ def mark_done(tenant: Tenant, item: ReviewItem, reviewer: User) -> ReviewItem:
     """Done by `reviewer`: refused (409) when it is done already or another reviewer has it, judged on the row as
     locked, so two reviewers finishing at once cannot both record it."""
     with transaction.atomic():
-        item = scoped(ReviewItem, tenant).select_for_update().select_related("conversation").get(pk=item.pk)
+        rows = scoped(ReviewItem, tenant).filter(pk=item.pk, conversation__tenant=tenant)
+        item = rows.select_related("conversation").select_for_update(of=("self",)).get()
         if item.state == ItemState.DONE:
             raise RejectedInput("This item is already done.", status=409)
         if item.state == ItemState.TAKEN and item.reviewer_id != reviewer.pk:
@@ -102,7 +105,9 @@ def mark_done(tenant: Tenant, item: ReviewItem, reviewer: User) -> ReviewItem:
 def _move(tenant: Tenant, item: ReviewItem, reviewer: User, state: ItemState, stamp: str) -> None:
     item.state, item.reviewer = state, reviewer
     setattr(item, stamp, timezone.now())
-    item.save(update_fields=["state", "reviewer", stamp])
+    scoped(ReviewItem, tenant).filter(pk=item.pk).update(
+        state=state, reviewer=reviewer, **{stamp: getattr(item, stamp)}
+    )
     record_event(
         tenant,
         EventClass.REVIEW_ITEM_CHANGED,
@@ -141,5 +146,8 @@ def queues(tenant: Tenant) -> list[ReviewQueue]:
 
 def items_of(tenant: Tenant, queue: ReviewQueue) -> list[ReviewItem]:
     return list(
-        scoped(ReviewItem, tenant).filter(queue=queue).select_related("conversation", "reviewer").order_by("order")
+        scoped(ReviewItem, tenant)
+        .filter(queue=queue, conversation__tenant=tenant)
+        .select_related("conversation", "reviewer")
+        .order_by("order")
     )

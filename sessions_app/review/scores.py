@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from input_errors import RejectedInput
 from sessions_app.audit.events import record_event
@@ -70,15 +71,18 @@ def set_score(
     definition = definition_named(tenant, name)
     value = parse_value(definition.shape, raw_value)
     check_target(tenant, conversation, target)
+    key = {"definition": definition, "conversation": conversation, "target": target.key, "author": author}
     with transaction.atomic():
-        score, _ = Score.objects.update_or_create(
-            tenant=tenant,
-            definition=definition,
-            conversation=conversation,
-            target=target.key,
-            author=author,
-            defaults={"number": value.number, "text": value.text},
-        )
+        # Updated through the tenant's rows (not by id alone: one partition, one Citus shard), else inserted; a
+        # concurrent insert of the same key loses to the unique key and updates instead.
+        mine = scoped(Score, tenant).filter(**key)
+        if not mine.update(number=value.number, text=value.text, updated_at=timezone.now()):
+            try:
+                with transaction.atomic():
+                    Score.objects.create(tenant=tenant, number=value.number, text=value.text, **key)
+            except IntegrityError:
+                mine.update(number=value.number, text=value.text, updated_at=timezone.now())
+        score = mine.get()
         record_event(
             tenant,
             EventClass.SCORE_SET,
@@ -102,7 +106,8 @@ def scores_of(tenant: Tenant, conversation_ids: Sequence[int]) -> dict[int, list
     shown: dict[int, list[ShownScore]] = {pk: [] for pk in conversation_ids}
     rows = (
         scoped(Score, tenant)
-        .filter(conversation_id__in=list(conversation_ids))
+        # The tenant named on the joined table too: one partition (one Citus shard) per table read.
+        .filter(conversation_id__in=list(conversation_ids), definition__tenant=tenant)
         .select_related("definition")
         .order_by("definition__name", "target", "author")
     )
@@ -137,6 +142,7 @@ def _label_scores(tenant: Tenant, label: str) -> QuerySet[Score]:
         Q(definition__kind=ScoreKind.BOOLEAN, definition__name=label, number=1.0)
         | Q(definition__kind=ScoreKind.CATEGORICAL, text=label),
         conversation=OuterRef("pk"),
+        definition__tenant=tenant,
     )
 
 

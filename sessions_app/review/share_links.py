@@ -7,13 +7,14 @@ from datetime import timedelta
 from django.contrib.auth.models import User
 from django.core import signing
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
 from input_errors import RejectedInput
 from sessions_app.audit.events import record_event
 from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import Conversation, ReviewPolicy, ShareLink, Tenant
-from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
+from sessions_app.tenancy.scoping import scoped
 
 SALT = "sessiondesk.share-link"
 MAX_DAYS = 90
@@ -61,11 +62,13 @@ def create_link(tenant: Tenant, conversation: Conversation, *, actor: User) -> t
 
 
 def revoke_link(tenant: Tenant, pk: int, *, actor: User) -> ShareLink:
-    link = get_scoped_or_404(ShareLink, tenant, pk=pk)
+    link = scoped(ShareLink, tenant).filter(pk=pk, conversation__tenant=tenant).select_related("conversation").first()
+    if link is None:
+        raise Http404("No such share link.")
     with transaction.atomic():
         if link.revoked_at is None:
             link.revoked_at = timezone.now()
-            link.save(update_fields=["revoked_at"])
+            scoped(ShareLink, tenant).filter(pk=link.pk).update(revoked_at=link.revoked_at)
         record_event(
             tenant,
             EventClass.SHARE_LINK_REVOKED,
@@ -93,7 +96,11 @@ def open_link(token: str, *, viewer: str) -> Opened:
         link_pk, tenant_pk = int(data["l"]), int(data["t"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise RejectedInput(REFUSED, status=404) from None
-    link = ShareLink.objects.filter(pk=link_pk, tenant_id=tenant_pk).select_related("tenant", "conversation").first()
+    link = (
+        ShareLink.objects.filter(pk=link_pk, tenant_id=tenant_pk, conversation__tenant_id=tenant_pk)
+        .select_related("tenant", "conversation")
+        .first()
+    )
     now = timezone.now()
     if (
         link is None

@@ -13,7 +13,7 @@ from input_errors import RejectedInput
 from sessions_app.audit.events import record
 from sessions_app.audit.vocabulary import EventClass
 from sessions_app.dashboard.ids import conversation_url
-from sessions_app.models import Comment, Conversation, ReviewItem, Tenant
+from sessions_app.models import Conversation, ReviewItem, Tenant
 from sessions_app.review import comments, scores, share_links
 from sessions_app.review import export as review_export
 from sessions_app.review.score_values import ScoreKind, ScoreShape
@@ -24,7 +24,7 @@ from sessions_app.tenancy.permissions import (
     get_conversation_for_member,
     member_view,
 )
-from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
+from sessions_app.tenancy.scoping import scoped
 
 
 def author_of(request: MemberRequest) -> str:
@@ -43,7 +43,8 @@ def review_panel(request: MemberRequest, conversation: Conversation) -> dict[str
     }
     item_pk = request.GET.get("review_item", "")
     if item_pk.isdigit():
-        items = scoped(ReviewItem, tenant).filter(conversation=conversation).select_related("queue")
+        items = scoped(ReviewItem, tenant).filter(conversation=conversation, queue__tenant=tenant)
+        items = items.select_related("queue")
         context["review_item"] = items.filter(pk=int(item_pk)).first()
     if Action.MANAGE_SHARE_LINKS in request.grants:
         context["share_policy"] = share_links.policy(tenant)
@@ -131,7 +132,7 @@ def add_comment(request: MemberRequest, conversation_id: str) -> HttpResponseBas
 @require_POST
 @member_view(Action.SCORE_AND_COMMENT)
 def edit_comment(request: MemberRequest, pk: int) -> HttpResponseBase:
-    comment = get_scoped_or_404(Comment, request.tenant, pk=pk)
+    comment = comments.comment_for(request.tenant, pk)
     url = f"{conversation_url(comment.conversation.external_id)}#comment-{comment.pk}"
     try:
         comments.edit_comment(request.tenant, comment, request.POST.get("body", ""), editor=request.user)
@@ -144,7 +145,7 @@ def edit_comment(request: MemberRequest, pk: int) -> HttpResponseBase:
 @require_POST
 @member_view(Action.SCORE_AND_COMMENT)
 def delete_comment(request: MemberRequest, pk: int) -> HttpResponseBase:
-    comment = get_scoped_or_404(Comment, request.tenant, pk=pk)
+    comment = comments.comment_for(request.tenant, pk)
     url = conversation_url(comment.conversation.external_id) + "#review"
     try:
         comments.delete_comment(request.tenant, comment, actor=request.user, actor_role=request.membership.role)
