@@ -87,7 +87,10 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
             ],
             # The dashboard's tags live in its own room, not at the app's top level where Django would look.
-            "libraries": {"dashboard": "sessions_app.dashboard.templatetags.dashboard"},
+            "libraries": {
+                "dashboard": "sessions_app.dashboard.templatetags.dashboard",
+                "review_tags": "sessions_app.dashboard.templatetags.review_tags",
+            },
         },
     },
 ]

@@ -50,6 +50,10 @@ PURE_MODULES = [
     "masking.tenant_patterns",
     "search_app.snippets",
     "search_app.tokenize",
+    "sessions_app.review.score_values",
+    "sessions_app.review.score_filters",
+    "sessions_app.review.comment_markup",
+    "sessions_app.review.targets",
 ]
 
 # A meta path finder that refuses the blocked top-level packages, as a process without them would.

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 from sessions_app.dashboard.ids import quote_id
-from sessions_app.models import Conversation, ConversationMerge, Receipt, Run, Snapshot, ToolEffect, Wait
+from sessions_app.models import Conversation, ConversationMerge, Receipt, Run, Score, Snapshot, ToolEffect, Wait
 from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.tenancy.permissions import MINIMUM_ROLE
 from tests.sessions_app.dashboard.conftest import World, _payloads, build_world, deploy_plan
@@ -30,6 +30,7 @@ PUBLIC = {
     "invite/",
     "invite/<str:token>/",
     "api/v1/openapi.json",
+    "s/<str:token>/",  # a share link: its signed token decides (issue 27)
 }
 
 # Signed-in people, whatever their tenant and role: Django's `login_required`, no `member_view`.
@@ -38,6 +39,7 @@ SIGNED_IN = {
     "tenant/switch",
     "password/change",
     "password/change/done",
+    "l/<slug:tenant_slug>/<path:rest>",  # a permalink: switches to the tenant if the person is a member there
 }
 
 
@@ -96,6 +98,13 @@ def api_endpoints(world: World) -> list[Endpoint]:
         ),
         Endpoint("api/v1/snapshots", "POST", "/api/v1/snapshots", snapshot, 201),
         Endpoint("v1/traces", "POST", "/v1/traces", {"resourceSpans": []}, 200),
+        Endpoint(
+            "api/v1/scores",
+            "POST",
+            "/api/v1/scores",
+            {"conversation_id": world.deploy.external_id, "name": "helpfulness", "value": 4},
+            404,
+        ),
     ]
 
 
@@ -175,7 +184,8 @@ def test_public_pages_answer_without_signing_in(world: World, client: Client) ->
 
 def test_signed_in_pages_send_strangers_to_the_login(world: World, client: Client) -> None:
     for route in SIGNED_IN:
-        response = client.post("/" + route) if route == "tenant/switch" else client.get("/" + route)
+        path = "/" + route.replace("<slug:tenant_slug>/<path:rest>", "acme/c/conv-deploy/")
+        response = client.post(path) if route == "tenant/switch" else client.get(path)
         assert response.status_code == 302, route
         assert response["Location"].startswith("/login"), route
 
@@ -189,7 +199,7 @@ def test_every_api_endpoint_refuses_a_missing_key(world: World, client: Client) 
 def _acme_rows(world: World) -> dict[str, int]:
     return {
         model.__name__: model.objects.filter(tenant=world.acme).count()
-        for model in (Conversation, ConversationMerge, Run, Snapshot, Receipt, Wait, ToolEffect)
+        for model in (Conversation, ConversationMerge, Run, Snapshot, Receipt, Wait, ToolEffect, Score)
     }
 
 

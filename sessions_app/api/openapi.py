@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from pydantic import BaseModel
 
 from sessions_app.api.audit import MergeInput
+from sessions_app.api.scores import ScoreInput
 from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
 from sessions_app.core.api_input import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_PRINCIPAL_LENGTH
@@ -169,7 +170,7 @@ def _traces() -> Json:
 
 
 MODELS: tuple[type[BaseModel], ...] = (
-    SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput,
+    SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput, ScoreInput,
 )  # fmt: skip
 QUERY_MODELS: tuple[type[BaseModel], ...] = (SearchParams, ContextParams)
 
@@ -204,6 +205,7 @@ def document() -> Json:
             "/api/v1/agents/{name}/prompt-contract": _post(
                 ContractBody, "Set an agent's prompt contract (server key)", "200", path_params=("name",)
             ),
+            "/api/v1/scores": _post(ScoreInput, "Set a score on a conversation, run or message (server key)", "201"),
             "/api/v1/runs/{run_id}/audit": _get("A run's audit", _path_params("run_id"), "200"),
             "/api/v1/search": _get("Ranked search (exact BM25)", query_parameters(SearchParams), "200"),
             "/api/v1/conversations/{conversation_id}/messages": _get(

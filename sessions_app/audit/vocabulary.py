@@ -56,6 +56,17 @@ class EventClass(Labelled):
     REPLAY_ALLOWED = "replay_allowed", "Replay allowed"
     REPLAY_REFUSED = "replay_refused", "Replay refused"
     CONVERSATIONS_MERGED = "conversations_merged", "Conversations merged"
+    SCORE_DEFINED = "score_defined", "Score defined"
+    SCORE_SET = "score_set", "Score set"
+    COMMENT_ADDED = "comment_added", "Comment added"
+    COMMENT_EDITED = "comment_edited", "Comment edited"
+    COMMENT_DELETED = "comment_deleted", "Comment deleted"
+    QUEUE_CHANGED = "queue_changed", "Review queue changed"
+    REVIEW_ITEM_CHANGED = "review_item_changed", "Review item changed"
+    SHARE_POLICY_CHANGED = "share_policy_changed", "Share-link policy changed"
+    SHARE_LINK_CREATED = "share_link_created", "Share link created"
+    SHARE_LINK_REVOKED = "share_link_revoked", "Share link revoked"
+    SHARE_LINK_VIEWED = "share_link_viewed", "Share link viewed"
 
 
 class Evidence(Labelled):

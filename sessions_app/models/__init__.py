@@ -6,6 +6,18 @@ from sessions_app.models.audit import (
     RunVerdict,
     Wait,
 )
+from sessions_app.models.review import (
+    Comment,
+    CommentRevision,
+    ItemState,
+    Mention,
+    ReviewItem,
+    ReviewPolicy,
+    ReviewQueue,
+    Score,
+    ScoreDefinition,
+    ShareLink,
+)
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
@@ -27,6 +39,16 @@ from sessions_app.models.store import (
 )
 
 __all__ = [
+    "Comment",
+    "CommentRevision",
+    "ItemState",
+    "Mention",
+    "ReviewItem",
+    "ReviewPolicy",
+    "ReviewQueue",
+    "Score",
+    "ScoreDefinition",
+    "ShareLink",
     "HarnessImportCursor",
     "LoginGate",
     "AuditEvent",

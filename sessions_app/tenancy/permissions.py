@@ -49,6 +49,12 @@ class Action(StrEnum):
     MANAGE_API_KEYS = "manage_api_keys"
     MANAGE_REDACTION = "manage_redaction"
     MANAGE_RETENTION = "manage_retention"
+    # Review (issue 27): marks people leave on conversations.
+    SCORE_AND_COMMENT = "score_and_comment"
+    REVIEW_QUEUE_ITEMS = "review_queue_items"
+    MANAGE_QUEUES = "manage_queues"
+    MANAGE_SCORE_NAMES = "manage_score_names"
+    MANAGE_SHARE_LINKS = "manage_share_links"
 
 
 MINIMUM_ROLE: dict[Action, str] = {
@@ -67,6 +73,12 @@ MINIMUM_ROLE: dict[Action, str] = {
     Action.MANAGE_API_KEYS: Role.ADMIN,
     Action.MANAGE_REDACTION: Role.ADMIN,
     Action.MANAGE_RETENTION: Role.ADMIN,
+    Action.SCORE_AND_COMMENT: Role.SUPPORT,
+    Action.REVIEW_QUEUE_ITEMS: Role.SUPPORT,
+    Action.MANAGE_QUEUES: Role.OPERATOR,
+    Action.MANAGE_SCORE_NAMES: Role.ADMIN,
+    # A share link lets a conversation leave the tenant, as an export does: admins only, and only once enabled.
+    Action.MANAGE_SHARE_LINKS: Role.ADMIN,
 }
 
 

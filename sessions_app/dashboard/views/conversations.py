@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from input_errors import RejectedInput
 from sessions_app.audit import run_verdicts
 from sessions_app.audit.events import record_reveal
 from sessions_app.audit.repair_places import unrecorded_calls
@@ -21,7 +22,10 @@ from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
 from sessions_app.dashboard.transcript_html import RenderOptions, UnrecordedMark, render_messages
+from sessions_app.dashboard.views.review import review_panel
 from sessions_app.models import Conversation
+from sessions_app.review import listing as review_listing
+from sessions_app.review.score_filters import parse_review_query
 from sessions_app.tenancy.permissions import (
     Action,
     MemberRequest,
@@ -46,6 +50,14 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     sort = conversation_list.SORTS[form.sort_key()]
     search_notice = ""
     query = form.cleaned_data.get("q", "").strip()
+    # Issue 27: score:/label:/sort: clauses narrow and sort the list; the rest of the text is searched.
+    try:
+        review = parse_review_query(query)
+        query = review.text
+        narrowed = review_listing.narrowed(request.tenant, review)
+    except RejectedInput as error:
+        context.update(rows=[], next_cursor=None, error=error.message)
+        return render(request, "conversations.html", context, status=error.status)
     if query and (target := url_for_pasted_id(request.tenant, query)):
         return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if query:
@@ -53,11 +65,14 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         found = ranked_conversation_ids(request.tenant, query)
         search_notice = found.notice
         filters = conversation_list.ConversationFilters(**{**filters.__dict__, "conversation_ids": found.ids})
-        qs = conversation_list.filtered_conversations(request.tenant, filters)
+        qs = narrowed(conversation_list.filtered_conversations(request.tenant, filters))
         by_pk = {c.pk: c for c in qs}
         page = conversation_list.Page([by_pk[pk] for pk in found.ids if pk in by_pk], None)
+    elif review.sort:
+        qs = narrowed(conversation_list.filtered_conversations(request.tenant, filters))
+        page = conversation_list.Page(review_listing.sorted_page(request.tenant, qs, review), None)
     else:
-        qs = conversation_list.filtered_conversations(request.tenant, filters)
+        qs = narrowed(conversation_list.filtered_conversations(request.tenant, filters))
         try:
             page = conversation_list.page_after(qs, sort, form.cleaned_data.get("cursor") or None)
         except paging.BadCursor as error:
@@ -66,6 +81,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     params = request.GET.copy()
     params.pop("cursor", None)
     context.update(
+        row_scores=review_listing.row_scores(request.tenant, page.conversations),
         rows=conversation_list.describe(request.tenant, page.conversations),
         next_cursor=page.next_cursor,
         query_without_cursor=params.urlencode(),
@@ -180,6 +196,7 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
     context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
     if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
+    context.update(review_panel(request, context["conversation"]))  # issue 27: scores, comments, links
     if any(name in request.GET for name in TIMELINE_PARAMS):
         context = _with_timeline(request, context)
     # Otherwise the page comes without its timeline, which loads as a fragment right after (conversation_timeline):

@@ -1,13 +1,14 @@
 """Search across the tenant as you type: results grouped by conversation, each hit opening in context."""
 
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django.http import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from input_errors import RejectedInput
 from sessions_app.dashboard import search_access
 from sessions_app.dashboard.forms import SearchForm
 from sessions_app.dashboard.history import go_to, wants_fragment
@@ -15,6 +16,9 @@ from sessions_app.dashboard.ids import url_for_pasted_id
 from sessions_app.dashboard.query_notes import query_notes
 from sessions_app.dashboard.typing_history import continues_typing
 from sessions_app.models import Tenant
+from sessions_app.review import listing as review_listing
+from sessions_app.review import search_marks
+from sessions_app.review.score_filters import ReviewQuery, parse_review_query
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view, role_allows
 
 
@@ -60,10 +64,22 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
     status = 200
     if form.is_valid() and (target := url_for_pasted_id(request.tenant, form.cleaned_data["q"])):
         return go_to(request, target)  # a pasted conversation or run id goes straight to it
-    if form.is_valid() and form.cleaned_data["q"].strip():
+    # Issue 27: score:/label: clauses narrow the hits; comments matching the text are listed beside them.
+    review = ReviewQuery(text=form.cleaned_data["q"]) if form.is_valid() else ReviewQuery(text="")
+    if form.is_valid():
+        try:
+            review = parse_review_query(form.cleaned_data["q"])
+            review_listing.narrowed(request.tenant, review)
+        except RejectedInput as error:
+            context["review_error"] = error.message
+            template = "search.html#results" if wants_fragment(request) else "search.html"
+            return render(request, template, context, status=error.status)
+        if not review.text and review.narrows:  # clauses alone: the list shows every conversation they select
+            return go_to(request, f"{reverse('conversations')}?{urlencode({'q': form.cleaned_data['q']})}")
+    if form.is_valid() and review.text.strip():
         context["outcome"] = search_access.search_grouped(
             request.tenant,
-            form.cleaned_data["q"],
+            review.text,
             role=form.cleaned_data.get("role") or "",
             since=form.since_dt(),
             until=form.until_dt(),
@@ -72,6 +88,8 @@ def search_page(request: MemberRequest) -> HttpResponseBase:
             tenants=_all_tenants(request) if form.cleaned_data.get("everywhere") else None,
             cursor=form.cleaned_data.get("cursor") or None,
         )
+        context["review_notice"] = search_marks.narrow_hits(request.tenant, context["outcome"], review)
+        context["comment_hits"] = search_marks.comment_hits(request.tenant, review.text)
         context.update(_page_links(request, context["outcome"]))
         context["query_notes"] = query_notes(form.cleaned_data["q"])
         context["several_tenants"] = bool(form.cleaned_data.get("everywhere")) and len(request.memberships) > 1

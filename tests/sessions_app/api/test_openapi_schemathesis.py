@@ -17,6 +17,8 @@ from schemathesis.transport import SerializationContext
 from sessions_app.api.openapi import MODELS, document
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
+from sessions_app.review.score_values import ScoreKind, ScoreShape
+from sessions_app.review.scores import define_score
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.factories import make_tenant
 from tests.sessions_app.api.test_hostile_input import snapshot
@@ -28,6 +30,7 @@ MUST_EXERCISE = {
     "GET /api/v1/conversations/{conversation_id}/messages",
     "POST /api/v1/merges",
     "POST /v1/traces",
+    "POST /api/v1/scores",
 }
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
@@ -62,6 +65,8 @@ def test_schemathesis_finds_no_5xx_and_no_answer_outside_the_document(live_serve
     ingest_snapshots(
         tenant, [parse_snapshot(snapshot(conversation_id="c-1", run_id="r-1"))], source="server", via="api"
     )
+    # A score name, so generated score bodies naming it and c-1 can be stored (201), not only refused.
+    define_score(tenant, ScoreShape("helpfulness", ScoreKind.NUMERIC, 0, 10), actor="schemathesis")
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/openapi.json")
     headers = {"Authorization": f"Bearer {key}"}
     failures, exercised = [], set()

@@ -7,7 +7,10 @@ from django.test import Client
 
 from sessions_app.audit.evidence import add_wait
 from sessions_app.dashboard.ids import quote_id
-from sessions_app.models import Conversation, Membership, Run, Snapshot, Tenant
+from sessions_app.models import Conversation, Membership, ReviewPolicy, Run, Snapshot, Tenant
+from sessions_app.review import comments, queues, scores, share_links
+from sessions_app.review.score_values import ScoreKind, ScoreShape
+from sessions_app.review.targets import Target
 from sessions_app.tenancy.administration import create_invitation
 from sessions_app.tenancy.api_keys import create_api_key
 
@@ -44,6 +47,7 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
             "resume_token": MATRIX_TOKEN,
         },
     )
+    review = _review_objects(tenant, conversation, member)
     c, r = quote_id(conversation.external_id), quote_id(run.run_id)
     return [
         Page("conversation list", "/conversations/", "GET", "support"),
@@ -92,7 +96,37 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
         Page("api key revoke", f"/settings/api-keys/{key.pk}/revoke", "POST", "admin"),
         Page("redaction", "/settings/redaction/", "GET", "admin"),
         Page("retention", "/settings/retention/", "GET", "admin"),
+        # Review (issue 27).
+        Page("set score", f"/c/{c}/score", "POST", "support", (("name", "helpfulness"), ("value", "4"))),
+        Page("add comment", f"/c/{c}/comment", "POST", "support", (("body", "matrix comment"),)),
+        Page("edit comment", f"/comments/{review['comment']}/edit", "POST", "support", (("body", "edited"),)),
+        Page("delete comment", f"/comments/{review['comment']}/delete", "POST", "support"),
+        Page("comment search", "/comments/?q=matrix", "GET", "support"),
+        Page("inbox", "/inbox/", "GET", "support"),
+        Page("queues", "/queues/", "GET", "support"),
+        Page("queue", f"/queues/{review['queue']}/", "GET", "support"),
+        Page("queue next", f"/queues/{review['queue']}/next", "POST", "support"),
+        Page("queue item done", f"/queues/items/{review['item']}/done", "POST", "support"),
+        Page("new queue", "/queues/new", "POST", "operator", (("name", "m"), ("source", "/conversations/"))),
+        Page("score names", "/settings/scores/", "GET", "admin"),
+        Page("share policy", "/settings/sharing/", "GET", "admin"),
+        Page("create share link", f"/c/{c}/share", "POST", "admin"),
+        Page("export review", f"/c/{c}/review.json", "GET", "admin"),
+        Page("revoke share link", f"/share-links/{review['link']}/revoke", "POST", "admin"),
     ]
+
+
+def _review_objects(tenant: Tenant, conversation: Conversation, member: Membership) -> dict[str, int]:
+    """A score name, a comment, a queue with an item and a share link of `tenant`, for the review rows."""
+    if not scores.definitions(tenant):
+        scores.define_score(tenant, ScoreShape("helpfulness", ScoreKind.NUMERIC, 1, 5), actor="matrix")
+    ReviewPolicy.objects.update_or_create(tenant=tenant, defaults={"share_links_enabled": True})
+    comment = comments.add_comment(tenant, conversation, Target(), "matrix", author=member.user)
+    queue = queues.create_queue(tenant, "matrix", "/conversations/", actor=member.user)
+    link, _ = share_links.create_link(tenant, conversation, actor=member.user)
+    item = queue.items.order_by("order").first()
+    assert item is not None
+    return {"comment": comment.pk, "queue": queue.pk, "item": item.pk, "link": link.pk}
 
 
 OBJECT_PAGES = {
@@ -118,6 +152,16 @@ OBJECT_PAGES = {
     "member role",
     "member remove",
     "api key revoke",
+    "set score",
+    "add comment",
+    "edit comment",
+    "delete comment",
+    "queue",
+    "queue next",
+    "queue item done",
+    "create share link",
+    "revoke share link",
+    "export review",
 }
 
 RANK = {"support": 1, "operator": 2, "admin": 3}
