@@ -75,6 +75,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
             "api/v1/conversations/<path:conversation_id>/replay", "GET", f"/api/v1/conversations/{c}/replay", None, 404
         ),
         Endpoint("api/v1/runs/<str:run_id>/audit", "GET", f"/api/v1/runs/{r}/audit", None, 404),
+        Endpoint("api/v1/conversations", "GET", "/api/v1/conversations", None, 200),
+        Endpoint("api/v1/conversations/<path:conversation_id>", "GET", f"/api/v1/conversations/{c}", None, 404),
         Endpoint("api/v1/receipts", "POST", "/api/v1/receipts", receipt, 404),
         Endpoint("api/v1/waits", "POST", "/api/v1/waits", wait, 404),
         Endpoint(
@@ -96,6 +98,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
         ),
         Endpoint("api/v1/snapshots", "POST", "/api/v1/snapshots", snapshot, 201),
         Endpoint("v1/traces", "POST", "/v1/traces", {"resourceSpans": []}, 200),
+        # The MCP server: the key decides the tenant as above (its tools are tested in test_mcp_server.py).
+        Endpoint("mcp", "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 200),
     ]
 
 
@@ -133,6 +137,7 @@ def _key(world: World, tenant_slug: str) -> str:
 
 def _call(client: Client, endpoint: Endpoint, key: str | None) -> Any:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers["Accept"] = "application/json, text/event-stream"  # the MCP server's transport asks for both
     if endpoint.method == "POST":
         return client.post(endpoint.path, endpoint.body or {}, content_type="application/json", headers=headers)
     return client.get(endpoint.path, headers=headers)

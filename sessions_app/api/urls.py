@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sessions_app.api import audit, openapi, replay, search, snapshots
+from sessions_app.api import audit, conversations, openapi, replay, search, snapshots
 
 urlpatterns = [
     path("openapi.json", openapi.openapi_json, name="api-openapi"),
@@ -19,4 +19,7 @@ urlpatterns = [
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
     path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),
+    path("conversations", conversations.list_conversations, name="api-conversations"),
+    # Last: a conversation id may hold slashes, so this would also match the longer paths above.
+    path("conversations/<path:conversation_id>", conversations.get_conversation, name="api-conversation"),
 ]

@@ -1,0 +1,23 @@
+"""GET /api/v1/conversations (the list, with its triage columns) and GET /api/v1/conversations/<id> (one, with
+its runs). Cursor-paged and tenant-scoped; another tenant's conversation answers 404 like a missing one."""
+
+from django.http import JsonResponse
+from django.views.decorators.http import require_GET
+
+from sessions_app.api import reads
+from sessions_app.api.auth import ApiRequest, api_key_required
+from sessions_app.api.search_params import parse_params
+
+
+@require_GET
+@api_key_required
+def list_conversations(request: ApiRequest) -> JsonResponse:
+    params = parse_params(reads.ConversationListParams, request.GET)
+    return JsonResponse(reads.list_conversations(request.api_key, params), json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required
+def get_conversation(request: ApiRequest, conversation_id: str) -> JsonResponse:
+    answer = reads.get_conversation(request.api_key, conversation_id)
+    return JsonResponse(answer, json_dumps_params={"ensure_ascii": False})

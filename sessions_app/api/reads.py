@@ -1,0 +1,177 @@
+"""What the read doors answer (the JSON API's read endpoints and the MCP server's tools), written once.
+
+Every function takes the API key that authenticated the call and answers the JSON the API answers, so a
+tool result is the API's answer byte for byte: the same tenant scoping (`tenancy.scoping`), the same redaction
+(search's), the same client-key limits (replay readiness goes through `replay_history`, which answers a client
+key's question about history it did not write like a missing conversation). Refused input raises
+`RejectedInput` (400, or 404 for what is missing or another tenant's).
+"""
+
+from collections import Counter
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from input_errors import RejectedInput
+from search_app.context import read_context
+from search_app.service import run_search
+from sessions_app.api.search_params import (
+    AwareTime,
+    ContextParams,
+    SearchParams,
+    WholeNumber,
+    _Params,
+    time_problem,
+    whole_number_problem,
+)
+from sessions_app.audit import run_verdicts, service
+from sessions_app.audit.replay import replay_history
+from sessions_app.audit.vocabulary import Verdict, verdict_rank
+from sessions_app.core import paging
+from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
+from sessions_app.models import ApiKey, Conversation, Run, RunState, TranscriptEntry
+from sessions_app.models.store import MessageRole
+from sessions_app.tenancy.scoping import scoped
+
+MAX_LIST_LIMIT = 100
+UNKNOWN_CONVERSATION = "No conversation '{}'."
+
+
+def _choice(name: str, values: tuple[str, ...]) -> Any:
+    return lambda _name, _field, raw: f"Unknown {name} {str(raw)[:40]!r}: use one of {', '.join(values)}."
+
+
+class ConversationListParams(_Params):
+    """GET /api/v1/conversations: filters that only narrow, newest activity first by default."""
+
+    state: Literal["running", "complete", "interrupted"] | None = Field(None, description="A run of it in this state")
+    agent: str | None = Field(None, max_length=200, description="A run of it by this agent")
+    verdict: Verdict | None = Field(None, description="A run of it with this audit verdict")
+    has_repairs: bool = Field(False, description="Only conversations with a repaired run")
+    since: AwareTime | None = Field(None, description="Last activity at or after")
+    until: AwareTime | None = Field(None, description="Last activity before")
+    sort: Literal["recent", "oldest", "largest"] = "recent"
+    limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(None, min_length=1, max_length=200, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = {
+        "state": _choice("state", tuple(RunState.values)),
+        "verdict": _choice("verdict", tuple(Verdict)),
+        "has_repairs": lambda name, field, raw: f"'{name}' must be true or false, got {str(raw)[:40]!r}.",
+        "sort": _choice("sort", tuple(SORTS)),
+        "since": time_problem,
+        "until": time_problem,
+        "limit": whole_number_problem,
+        "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+    }
+    KEEP_EMPTY = ("cursor",)
+
+
+def search(key: ApiKey, params: SearchParams) -> dict[str, Any]:
+    return run_search(tenant=key.tenant, **params.model_dump()).as_dict()
+
+
+def context(key: ApiKey, conversation_id: str | None, params: ContextParams) -> dict[str, Any]:
+    return read_context(tenant=key.tenant, conversation_id=conversation_id, **params.model_dump()).as_dict()
+
+
+def _triage(key: ApiKey, conversations: list[Conversation]) -> list[dict[str, Any]]:
+    """The list's triage columns for one page, in three queries over that page's rows (never one per row)."""
+    tenant = key.tenant
+    ids = [c.pk for c in conversations]
+    runs: dict[int, list[Run]] = {pk: [] for pk in ids}
+    for run in scoped(Run, tenant).filter(conversation_id__in=ids).order_by("started_at", "pk"):
+        runs[run.conversation_id].append(run)
+    verdicts = run_verdicts.verdicts_for_runs(tenant, [run.pk for rows in runs.values() for run in rows])
+    roles: Counter[tuple[int, str]] = Counter()
+    tokens: Counter[int] = Counter()
+    entries = scoped(TranscriptEntry, tenant).filter(conversation_id__in=ids, summary_artifact=False)
+    for conversation_pk, role, facts in entries.values_list("conversation_id", "role", "facts"):
+        roles[conversation_pk, role] += 1
+        usage = facts.get("usage") if isinstance(facts, dict) else None
+        if isinstance(usage, dict):
+            tokens[conversation_pk] += sum(
+                value for name in ("input_tokens", "output_tokens") if isinstance(value := usage.get(name), int)
+            )
+    answers = []
+    for conversation in conversations:
+        own = runs[conversation.pk]
+        own_verdicts = [verdicts[run.pk] for run in own if run.pk in verdicts]
+        answers.append(
+            {
+                "conversation_id": conversation.external_id,
+                "messages": conversation.message_count,
+                "runs": len(own),
+                "turns": roles[conversation.pk, MessageRole.USER],
+                "tool_calls": roles[conversation.pk, MessageRole.TOOL_CALL],
+                "tokens": tokens[conversation.pk],
+                "last_activity": conversation.updated_at.isoformat(),
+                "agents": sorted({run.agent_name for run in own if run.agent_name}),
+                "states": sorted({run.state for run in own}),
+                "worst_verdict": min(own_verdicts, key=verdict_rank) if own_verdicts else None,
+            }
+        )
+    return answers
+
+
+def list_conversations(key: ApiKey, params: ConversationListParams) -> dict[str, Any]:
+    filters = ConversationFilters(
+        state=params.state or "",
+        agent=params.agent or "",
+        verdict=params.verdict or "",
+        has_repairs=params.has_repairs,
+        since=params.since,
+        until=params.until,
+    )
+    try:
+        page = page_after(filtered_conversations(key.tenant, filters), SORTS[params.sort], params.cursor, params.limit)
+    except paging.BadCursor as error:
+        raise RejectedInput(str(error)) from None
+    return {"conversations": _triage(key, page.conversations), "next_cursor": page.next_cursor}
+
+
+def _conversation(key: ApiKey, conversation_id: str) -> Conversation:
+    conversation = scoped(Conversation, key.tenant).filter(external_id=conversation_id).first()
+    if conversation is None:
+        raise RejectedInput(UNKNOWN_CONVERSATION.format(conversation_id[:200]), status=404)
+    return conversation
+
+
+def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
+    conversation = _conversation(key, conversation_id)
+    (row,) = _triage(key, [conversation])
+    runs = scoped(Run, key.tenant).filter(conversation=conversation).order_by("started_at", "pk")
+    verdicts = run_verdicts.verdicts_for_runs(key.tenant, [run.pk for run in runs])
+    row["run_list"] = [
+        {
+            "run_id": run.run_id,
+            "agent": run.agent_name,
+            "parent_run_id": run.parent_run_id or None,
+            "state": run.state,
+            "source": run.source,
+            "started_at": run.started_at.isoformat(),
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            "verdict": verdicts.get(run.pk),
+        }
+        for run in runs
+    ]
+    return row
+
+
+def run_verdict(key: ApiKey, run_id: str) -> dict[str, Any]:
+    return service.audit_report(service.get_run(key.tenant, run_id)).as_dict()
+
+
+def replay_readiness(key: ApiKey, conversation_id: str, principal: str | None) -> dict[str, Any]:
+    """Whether the conversation may be resumed now, and if not every finding with its guidance; the history
+    itself is GET /api/v1/conversations/<id>/replay's to give. Recorded in the audit log like a replay request."""
+    answer = replay_history(
+        key.tenant, conversation_id, principal=principal, api_key=key, actor=f"api-key:{key.prefix}"
+    )
+    return {
+        "conversation_id": answer.conversation_id,
+        "run_id": answer.run_id,
+        "verdict": answer.verdict,
+        "ready": answer.allowed,
+        "findings": answer.findings,
+    }
