@@ -30,6 +30,7 @@ PUBLIC = {
     "invite/",
     "invite/<str:token>/",
     "api/v1/openapi.json",
+    "api/v1/docs",
 }
 
 # Signed-in people, whatever their tenant and role: Django's `login_required`, no `member_view`.

@@ -6,6 +6,7 @@ from sessions_app.api import audit, conversations, openapi, replay, search, snap
 
 urlpatterns = [
     path("openapi.json", openapi.openapi_json, name="api-openapi"),
+    path("docs", openapi.reference, name="api-reference"),
     path("search", search.search, name="api-search"),
     path(
         "conversations/<path:conversation_id>/messages", search.conversation_messages, name="api-conversation-messages"

@@ -28,6 +28,8 @@ MUST_EXERCISE = {
     "GET /api/v1/conversations/{conversation_id}/messages",
     "POST /api/v1/merges",
     "POST /v1/traces",
+    "GET /api/v1/conversations",
+    "GET /api/v1/conversations/{conversation_id}",
 }
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
