@@ -77,6 +77,7 @@ def api_endpoints(world: World) -> list[Endpoint]:
         ),
         Endpoint("api/v1/runs/<str:run_id>/audit", "GET", f"/api/v1/runs/{r}/audit", None, 404),
         Endpoint("api/v1/conversations", "GET", "/api/v1/conversations", None, 200),
+        Endpoint("api/v1/runs/<str:run_id>", "GET", f"/api/v1/runs/{r}", None, 404),
         Endpoint("api/v1/conversations/<path:conversation_id>", "GET", f"/api/v1/conversations/{c}", None, 404),
         Endpoint("api/v1/receipts", "POST", "/api/v1/receipts", receipt, 404),
         Endpoint("api/v1/waits", "POST", "/api/v1/waits", wait, 404),

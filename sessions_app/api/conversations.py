@@ -1,5 +1,6 @@
-"""GET /api/v1/conversations (the list, with its triage columns) and GET /api/v1/conversations/<id> (one, with
-its runs). Cursor-paged and tenant-scoped; another tenant's conversation answers 404 like a missing one."""
+"""GET /api/v1/conversations (the list, with its triage columns), GET /api/v1/conversations/<id> (one, with its
+runs) and GET /api/v1/runs/<id> (its snapshots and tool-effect ledger). Cursor-paged and tenant-scoped; another
+tenant's conversation or run answers 404 like a missing one."""
 
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
@@ -21,3 +22,9 @@ def list_conversations(request: ApiRequest) -> JsonResponse:
 def get_conversation(request: ApiRequest, conversation_id: str) -> JsonResponse:
     answer = reads.get_conversation(request.api_key, conversation_id)
     return JsonResponse(answer, json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required
+def get_run(request: ApiRequest, run_id: str) -> JsonResponse:
+    return JsonResponse(reads.get_run(request.api_key, run_id), json_dumps_params={"ensure_ascii": False})

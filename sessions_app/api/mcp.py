@@ -148,6 +148,14 @@ async def get_conversation(conversation_id: str) -> Answer:
     return await _answer(lambda key: reads.get_conversation(key, conversation_id))
 
 
+@server.tool(
+    description="A run with its snapshots and tool-effect ledger; an effect started and never ended after the run "
+    "stopped says 'outcome unknown after crash': query the destination before any retry."
+)
+async def get_run(run_id: str) -> Answer:
+    return await _answer(lambda key: reads.get_run(key, run_id))
+
+
 @server.tool(description="A run's replay-audit verdict with every finding and the guidance on what to do next.")
 async def run_verdict(run_id: str) -> Answer:
     return await _answer(lambda key: reads.run_verdict(key, run_id))

@@ -231,6 +231,9 @@ def document() -> Json:
             "/api/v1/conversations/{conversation_id}": _get(
                 "A conversation with its runs", _path_params("conversation_id"), "200"
             ),
+            "/api/v1/runs/{run_id}": _get(
+                "A run with its snapshots and tool-effect ledger", _path_params("run_id"), "200"
+            ),
             "/v1/traces": _traces(),
         },
         "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},

@@ -29,7 +29,7 @@ from sessions_app.audit.replay import replay_history
 from sessions_app.audit.vocabulary import Verdict, verdict_rank
 from sessions_app.core import paging
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
-from sessions_app.models import ApiKey, Conversation, Run, RunState, TranscriptEntry
+from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
 from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import scoped
 
@@ -156,6 +156,49 @@ def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
         for run in runs
     ]
     return row
+
+
+OUTCOME_UNKNOWN = "outcome unknown after crash"
+
+
+def effect_outcome(status: str, ended: bool, run_state: str) -> str:
+    """What a ledger entry says happened: a call `started` and never ended while its run is no longer running
+    may have had its side effect or not (query the destination before any retry)."""
+    if status == "started" and not ended and run_state != RunState.RUNNING:
+        return OUTCOME_UNKNOWN
+    return status
+
+
+def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
+    """A run with its snapshots (no content) and its tool-effect ledger, each effect's outcome judged."""
+    run = service.get_run(key.tenant, run_id)
+    snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
+    effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
+    return {
+        "run_id": run.run_id,
+        "conversation_id": run.conversation.external_id,
+        "agent": run.agent_name,
+        "parent_run_id": run.parent_run_id or None,
+        "state": run.state,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "snapshots": [
+            {"seq": s.seq, "step": s.step, "state": s.state, "via": s.via, "messages": s.message_count}
+            | {"received_at": s.received_at.isoformat()}
+            for s in snapshots
+        ],
+        "tool_effects": [
+            {
+                "tool_call_id": e.tool_call_id,
+                "tool_name": e.tool_name,
+                "status": e.status,
+                "outcome": effect_outcome(e.status, e.ended_at is not None, run.state),
+                "started_at": e.started_at.isoformat() if e.started_at else None,
+                "ended_at": e.ended_at.isoformat() if e.ended_at else None,
+            }
+            for e in effects
+        ],
+    }
 
 
 def run_verdict(key: ApiKey, run_id: str) -> dict[str, Any]:

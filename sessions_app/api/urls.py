@@ -19,6 +19,7 @@ urlpatterns = [
     path("merges", audit.post_merge, name="api-merges"),
     path("agents/<str:name>/prompt-contract", audit.post_prompt_contract, name="api-prompt-contract"),
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
+    path("runs/<str:run_id>", conversations.get_run, name="api-run"),
     path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),
     path("conversations", conversations.list_conversations, name="api-conversations"),
     # Last: a conversation id may hold slashes, so this would also match the longer paths above.

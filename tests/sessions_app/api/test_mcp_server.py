@@ -30,6 +30,7 @@ TOOLS = {
     "read_conversation_context",
     "list_conversations",
     "get_conversation",
+    "get_run",
     "run_verdict",
     "replay_readiness",
 }

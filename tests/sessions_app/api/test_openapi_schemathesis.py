@@ -30,6 +30,7 @@ MUST_EXERCISE = {
     "POST /v1/traces",
     "GET /api/v1/conversations",
     "GET /api/v1/conversations/{conversation_id}",
+    "GET /api/v1/runs/{run_id}",
 }
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
