@@ -63,6 +63,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
     snapshot = {**_payloads(deploy_plan(), world.deploy.external_id)[0], "run_id": run.run_id}
     effect = {"run_id": run.run_id, "tool_call_id": "call-x", "tool_name": "deploy", "status": "started"}
     return [
+        # First: the calls below that globex's key makes are in globex's own log, naming the ids it asked for.
+        Endpoint("api/v1/audit-events", "GET", "/api/v1/audit-events", None, 200),
         # The key alone decides the tenant: a search with globex's key searches globex (checked below: no acme hit).
         Endpoint("api/v1/search", "GET", "/api/v1/search?q=flag", None, 200),
         Endpoint(
@@ -77,6 +79,13 @@ def api_endpoints(world: World) -> list[Endpoint]:
         ),
         Endpoint("api/v1/runs/<str:run_id>/audit", "GET", f"/api/v1/runs/{r}/audit", None, 404),
         Endpoint("api/v1/conversations", "GET", "/api/v1/conversations", None, 200),
+        Endpoint(
+            "api/v1/conversations/<path:conversation_id>/transcript",
+            "GET",
+            f"/api/v1/conversations/{c}/transcript",
+            None,
+            404,
+        ),
         Endpoint("api/v1/runs/<str:run_id>", "GET", f"/api/v1/runs/{r}", None, 404),
         Endpoint("api/v1/conversations/<path:conversation_id>", "GET", f"/api/v1/conversations/{c}", None, 404),
         Endpoint("api/v1/receipts", "POST", "/api/v1/receipts", receipt, 404),

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 from sessions_app.api import reads
 from sessions_app.api.auth import ApiRequest, api_key_required
 from sessions_app.api.search_params import parse_params
+from sessions_app.models import Source
 
 
 @require_GET
@@ -28,3 +29,18 @@ def get_conversation(request: ApiRequest, conversation_id: str) -> JsonResponse:
 @api_key_required
 def get_run(request: ApiRequest, run_id: str) -> JsonResponse:
     return JsonResponse(reads.get_run(request.api_key, run_id), json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required(kind=Source.SERVER)
+def transcript(request: ApiRequest, conversation_id: str) -> JsonResponse:
+    params = parse_params(reads.TranscriptParams, request.GET)
+    answer = reads.transcript(request.api_key, conversation_id, params)
+    return JsonResponse(answer, json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required(kind=Source.SERVER)
+def audit_events(request: ApiRequest) -> JsonResponse:
+    params = parse_params(reads.AuditEventParams, request.GET)
+    return JsonResponse(reads.audit_events(request.api_key, params), json_dumps_params={"ensure_ascii": False})

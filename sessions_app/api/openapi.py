@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from pydantic import BaseModel
 
 from sessions_app.api.audit import MergeInput
-from sessions_app.api.reads import ConversationListParams
+from sessions_app.api.reads import AuditEventParams, ConversationListParams, TranscriptParams
 from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
 from sessions_app.core.api_input import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_PRINCIPAL_LENGTH
@@ -175,7 +175,9 @@ def _traces() -> Json:
 MODELS: tuple[type[BaseModel], ...] = (
     SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput,
 )  # fmt: skip
-QUERY_MODELS: tuple[type[BaseModel], ...] = (SearchParams, ContextParams, ConversationListParams)
+QUERY_MODELS: tuple[type[BaseModel], ...] = (
+    SearchParams, ContextParams, ConversationListParams, AuditEventParams, TranscriptParams,
+)  # fmt: skip
 
 
 def document() -> Json:
@@ -230,6 +232,14 @@ def document() -> Json:
             ),
             "/api/v1/conversations/{conversation_id}": _get(
                 "A conversation with its runs", _path_params("conversation_id"), "200"
+            ),
+            "/api/v1/conversations/{conversation_id}/transcript": _get(
+                "The recovered transcript as the export's rows, paged (server key)",
+                _path_params("conversation_id") + query_parameters(TranscriptParams),
+                "200",
+            ),
+            "/api/v1/audit-events": _get(
+                "The audit log, newest first (server key)", query_parameters(AuditEventParams), "200"
             ),
             "/api/v1/runs/{run_id}": _get(
                 "A run with its snapshots and tool-effect ledger", _path_params("run_id"), "200"

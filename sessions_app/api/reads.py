@@ -7,6 +7,7 @@ key's question about history it did not write like a missing conversation). Refu
 `RejectedInput` (400, or 404 for what is missing or another tenant's).
 """
 
+import json
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
@@ -25,8 +26,9 @@ from sessions_app.api.search_params import (
     whole_number_problem,
 )
 from sessions_app.audit import run_verdicts, service
+from sessions_app.audit.events import list_audit_events, record_event
 from sessions_app.audit.replay import replay_history
-from sessions_app.audit.vocabulary import Verdict, verdict_rank
+from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
 from sessions_app.core import paging
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
 from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
@@ -65,6 +67,44 @@ class ConversationListParams(_Params):
         "cursor": lambda name, field, raw: paging.BAD_CURSOR,
     }
     KEEP_EMPTY = ("cursor",)
+
+
+class AuditEventParams(_Params):
+    """GET /api/v1/audit-events: newest first, narrowed by class, run, conversation and time."""
+
+    event_class: EventClass | None = Field(None, alias="class", description="One event class")
+    run_id: str | None = Field(None, max_length=200)
+    conversation_id: str | None = Field(None, max_length=200)
+    since: AwareTime | None = Field(None, description="Observed at or after")
+    until: AwareTime | None = Field(None, description="Observed before")
+    limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = {
+        "class": _choice("class", tuple(EventClass)),
+        "since": time_problem,
+        "until": time_problem,
+        "limit": whole_number_problem,
+        "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+    }
+    KEEP_EMPTY = ("cursor",)
+
+
+class TranscriptParams(_Params):
+    """GET /api/v1/conversations/<id>/transcript: the recovered transcript in position order, a page at a time."""
+
+    limit: WholeNumber = Field(100, ge=1, le=500)
+    cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = {"limit": whole_number_problem, "cursor": lambda name, field, raw: paging.BAD_CURSOR}
+    KEEP_EMPTY = ("cursor",)
+
+
+def _cursor_id(cursor: str | None) -> int | None:
+    try:
+        return paging.decode_id(cursor)
+    except paging.BadCursor as error:
+        raise RejectedInput(str(error)) from None
 
 
 def search(key: ApiKey, params: SearchParams) -> dict[str, Any]:
@@ -217,4 +257,58 @@ def replay_readiness(key: ApiKey, conversation_id: str, principal: str | None) -
         "verdict": answer.verdict,
         "ready": answer.allowed,
         "findings": answer.findings,
+    }
+
+
+def audit_events(key: ApiKey, params: AuditEventParams) -> dict[str, Any]:
+    events = list_audit_events(
+        key.tenant,
+        event_classes=[params.event_class] if params.event_class else [],
+        run_id=params.run_id or "",
+        conversation_id=params.conversation_id or "",
+        since=params.since,
+        until=params.until,
+        before_id=_cursor_id(params.cursor),
+        limit=params.limit + 1,
+    )
+    shown = events[: params.limit]
+    fields = ("event_class", "conversation_id", "run_id", "tool_call_hash", "actor", "verdict", "principal_hash")
+    return {
+        "events": [
+            {"id": e.pk, **{name: getattr(e, name) for name in fields}, "observed_at": e.observed_at.isoformat()}
+            for e in shown
+        ],
+        "next_cursor": str(shown[-1].pk) if len(events) > params.limit else None,
+    }
+
+
+def transcript(key: ApiKey, conversation_id: str, params: TranscriptParams) -> dict[str, Any]:
+    """A page of the transcript as the export's JSON Lines rows (the stored message bytes, for reloading), so
+    only a server key reads it, and each page is an export in the audit log."""
+    conversation = _conversation(key, conversation_id)
+    after = _cursor_id(params.cursor)
+    entries = (
+        scoped(TranscriptEntry, key.tenant)
+        .filter(conversation=conversation, summary_artifact=False, message__tenant_id=key.tenant_id)
+        .filter(position__gt=after if after is not None else -1)
+        .order_by("position")
+        .values_list("position", "run__run_id", "role", "timestamp", "message__data")[: params.limit + 1]
+    )
+    rows = list(entries)
+    shown = rows[: params.limit]
+    record_event(key.tenant, EventClass.EXPORT, actor=f"api-key:{key.prefix}", conversation_id=conversation.external_id)
+    return {
+        "conversation_id": conversation.external_id,
+        "messages": [
+            {
+                "conversation_id": conversation.external_id,
+                "position": position,
+                "run_id": run_id,
+                "role": role,
+                "timestamp": timestamp.isoformat() if timestamp else None,
+                "message": json.loads(data),
+            }
+            for position, run_id, role, timestamp, data in shown
+        ],
+        "next_cursor": str(shown[-1][0]) if len(rows) > params.limit else None,
     }

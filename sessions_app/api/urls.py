@@ -21,7 +21,11 @@ urlpatterns = [
     path("runs/<str:run_id>/audit", audit.get_run_audit, name="api-run-audit"),
     path("runs/<str:run_id>", conversations.get_run, name="api-run"),
     path("conversations/<path:conversation_id>/replay", replay.get_replay, name="api-replay"),
+    path(
+        "conversations/<path:conversation_id>/transcript", conversations.transcript, name="api-conversation-transcript"
+    ),
     path("conversations", conversations.list_conversations, name="api-conversations"),
+    path("audit-events", conversations.audit_events, name="api-audit-events"),
     # Last: a conversation id may hold slashes, so this would also match the longer paths above.
     path("conversations/<path:conversation_id>", conversations.get_conversation, name="api-conversation"),
 ]
