@@ -43,6 +43,15 @@ def _choice(name: str, values: tuple[str, ...]) -> Any:
     return lambda _name, _field, raw: f"Unknown {name} {str(raw)[:40]!r}: use one of {', '.join(values)}."
 
 
+# How the lists' shared parameters are refused (a model reads only the names it has).
+_PAGE_PROBLEMS: dict[str, Any] = {
+    "since": time_problem,
+    "until": time_problem,
+    "limit": whole_number_problem,
+    "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+}
+
+
 class ConversationListParams(_Params):
     """GET /api/v1/conversations: filters that only narrow, newest activity first by default."""
 
@@ -61,10 +70,7 @@ class ConversationListParams(_Params):
         "verdict": _choice("verdict", tuple(Verdict)),
         "has_repairs": lambda name, field, raw: f"'{name}' must be true or false, got {str(raw)[:40]!r}.",
         "sort": _choice("sort", tuple(SORTS)),
-        "since": time_problem,
-        "until": time_problem,
-        "limit": whole_number_problem,
-        "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+        **_PAGE_PROBLEMS,
     }
     KEEP_EMPTY = ("cursor",)
 
@@ -82,10 +88,7 @@ class AuditEventParams(_Params):
 
     PROBLEMS: ClassVar = {
         "class": _choice("class", tuple(EventClass)),
-        "since": time_problem,
-        "until": time_problem,
-        "limit": whole_number_problem,
-        "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+        **_PAGE_PROBLEMS,
     }
     KEEP_EMPTY = ("cursor",)
 
@@ -96,7 +99,7 @@ class TranscriptParams(_Params):
     limit: WholeNumber = Field(100, ge=1, le=500)
     cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
 
-    PROBLEMS: ClassVar = {"limit": whole_number_problem, "cursor": lambda name, field, raw: paging.BAD_CURSOR}
+    PROBLEMS: ClassVar = _PAGE_PROBLEMS
     KEEP_EMPTY = ("cursor",)
 
 
