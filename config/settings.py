@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "axes",
+    "drf_spectacular_sidecar",  # the API reference page's Swagger UI, served as our own static files
     "sessions_app",
     "search_app",
 ]

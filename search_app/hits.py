@@ -48,6 +48,7 @@ def hits(ranked: Ranked, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list
         "timestamp",
         "agent_name",
         "entry__text",
+        "entry__recovered_from_compaction",
     )
     meta = {row[0]: row for row in rows}
     rules = rules_by_tenant(tenants)
@@ -57,8 +58,9 @@ def hits(ranked: Ranked, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list
         row = meta.get(key)
         if row is None:
             continue  # deleted since it was ranked
-        _, entry_id, tenant_id, conversation_pk, conversation_id, run_id, position, role, timestamp, agent, text = row
+        head, dropped = row[:-1], row[-1]  # dropped: compaction took the message out of the agent's live history
+        _, entry_id, tenant_id, conversation_pk, conversation_id, run_id, position, role, timestamp, agent, text = head
         snippet = make_snippet(redact(text, rules[tenant_id]), parsed)
         provenance = (conversation_pk, conversation_id, run_id, agent, position, role, timestamp)
-        found.append(SearchHit(entry_id, slugs[tenant_id], *provenance, score, snippet.text, snippet.html))
+        found.append(SearchHit(entry_id, slugs[tenant_id], *provenance, score, snippet.text, snippet.html, not dropped))
     return found

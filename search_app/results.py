@@ -41,6 +41,8 @@ class SearchHit:
     score: float
     snippet: str
     snippet_html: str
+    # False when compaction dropped the message from the agent's live history (kept only in the record).
+    in_live_context: bool = True
 
     def as_dict(self) -> JsonDict:
         return record_dict(self)

@@ -37,6 +37,12 @@ def production_env(tmp_path):
     return env
 
 
+MAKE_KEY = (
+    "from sessions_app.models import Tenant; from sessions_app.tenancy.api_keys import create_api_key; "
+    "print(create_api_key(Tenant.objects.create(slug='prod', name='Prod'), 'server', 'prod')[1])"
+)
+
+
 def manage(env, *args):
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
 
@@ -54,6 +60,9 @@ def test_check_deploy_passes_with_a_production_environment(production_env):
 
 def test_the_server_serves_login_404s_and_static_files(production_env):
     assert manage(production_env, "migrate", "--noinput").returncode == 0
+    made = manage(production_env, "shell", "-c", MAKE_KEY)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip().splitlines()[-1]
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
@@ -83,6 +92,21 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
         missing = httpx.get(f"{base}/no/such/page", headers=HTTPS, timeout=5)
         assert missing.status_code == 404
         assert "Traceback" not in missing.text and "SECRET_KEY" not in missing.text
+        # The API reference's Swagger UI is a collected, hashed static file like ours.
+        reference = httpx.get(f"{base}/api/v1/docs", headers=HTTPS, timeout=5)
+        bundle = re.search(r'src="(/static/drf_spectacular_sidecar/[\w/-]+/swagger-ui-bundle\.[0-9a-f]{12}\.js)"',
+                           reference.text)
+        assert reference.status_code == 200 and bundle, reference.text[:500]
+        assert httpx.get(base + bundle.group(1), headers=HTTPS, timeout=5).status_code == 200
+        # The MCP server answers under gunicorn's sync worker (the SDK's ASGI handler bridged per request).
+        tools = httpx.post(
+            f"{base}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={**HTTPS, "Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+            timeout=10,
+        )
+        assert tools.status_code == 200, tools.text
+        assert "search_sessions" in {tool["name"] for tool in tools.json()["result"]["tools"]}
         plain = httpx.get(f"{base}/login", timeout=5)
         assert plain.status_code == 301 and plain.headers["location"].startswith("https://")
     finally:

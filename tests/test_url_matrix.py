@@ -31,6 +31,7 @@ PUBLIC = {
     "invite/<str:token>/",
     "api/v1/openapi.json",
     "s/<str:token>/",  # a share link: its signed token decides (issue 27)
+    "api/v1/docs",
 }
 
 # Signed-in people, whatever their tenant and role: Django's `login_required`, no `member_view`.
@@ -64,6 +65,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
     snapshot = {**_payloads(deploy_plan(), world.deploy.external_id)[0], "run_id": run.run_id}
     effect = {"run_id": run.run_id, "tool_call_id": "call-x", "tool_name": "deploy", "status": "started"}
     return [
+        # First: the calls below that globex's key makes are in globex's own log, naming the ids it asked for.
+        Endpoint("api/v1/audit-events", "GET", "/api/v1/audit-events", None, 200),
         # The key alone decides the tenant: a search with globex's key searches globex (checked below: no acme hit).
         Endpoint("api/v1/search", "GET", "/api/v1/search?q=flag", None, 200),
         Endpoint(
@@ -77,6 +80,16 @@ def api_endpoints(world: World) -> list[Endpoint]:
             "api/v1/conversations/<path:conversation_id>/replay", "GET", f"/api/v1/conversations/{c}/replay", None, 404
         ),
         Endpoint("api/v1/runs/<str:run_id>/audit", "GET", f"/api/v1/runs/{r}/audit", None, 404),
+        Endpoint("api/v1/conversations", "GET", "/api/v1/conversations", None, 200),
+        Endpoint(
+            "api/v1/conversations/<path:conversation_id>/transcript",
+            "GET",
+            f"/api/v1/conversations/{c}/transcript",
+            None,
+            404,
+        ),
+        Endpoint("api/v1/runs/<str:run_id>", "GET", f"/api/v1/runs/{r}", None, 404),
+        Endpoint("api/v1/conversations/<path:conversation_id>", "GET", f"/api/v1/conversations/{c}", None, 404),
         Endpoint("api/v1/receipts", "POST", "/api/v1/receipts", receipt, 404),
         Endpoint("api/v1/waits", "POST", "/api/v1/waits", wait, 404),
         Endpoint(
@@ -105,6 +118,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
             {"conversation_id": world.deploy.external_id, "name": "helpfulness", "value": 4},
             404,
         ),
+        # The MCP server: the key decides the tenant as above (its tools are tested in test_mcp_server.py).
+        Endpoint("mcp", "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 200),
     ]
 
 
@@ -142,6 +157,7 @@ def _key(world: World, tenant_slug: str) -> str:
 
 def _call(client: Client, endpoint: Endpoint, key: str | None) -> Any:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers["Accept"] = "application/json, text/event-stream"  # the MCP server's transport asks for both
     if endpoint.method == "POST":
         return client.post(endpoint.path, endpoint.body or {}, content_type="application/json", headers=headers)
     return client.get(endpoint.path, headers=headers)

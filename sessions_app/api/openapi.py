@@ -5,11 +5,13 @@ It also describes OTLP's POST /v1/traces. Schemathesis runs against it in the su
 
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from pydantic import BaseModel
 
 from sessions_app.api.audit import MergeInput
+from sessions_app.api.reads import AuditEventParams, ConversationListParams, TranscriptParams
 from sessions_app.api.scores import ScoreInput
 from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
@@ -172,7 +174,9 @@ def _traces() -> Json:
 MODELS: tuple[type[BaseModel], ...] = (
     SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput, ScoreInput,
 )  # fmt: skip
-QUERY_MODELS: tuple[type[BaseModel], ...] = (SearchParams, ContextParams)
+QUERY_MODELS: tuple[type[BaseModel], ...] = (
+    SearchParams, ContextParams, ConversationListParams, AuditEventParams, TranscriptParams,
+)  # fmt: skip
 
 
 def document() -> Json:
@@ -181,6 +185,8 @@ def document() -> Json:
         schema = _schema(model)
         schemas.update(schema.pop("$defs", {}))
         schemas[model.__name__] = schema
+    for model in QUERY_MODELS:  # the enums their parameters refer to
+        schemas.update(_schema(model).get("$defs", {}))
     return {
         "openapi": "3.1.0",
         "info": {
@@ -219,6 +225,25 @@ def document() -> Json:
                 "200",
                 overrides={"409": REPLAY_REFUSED},
             ),
+            "/api/v1/conversations": _get(
+                "Conversations with their triage columns (cursor-paged)",
+                query_parameters(ConversationListParams),
+                "200",
+            ),
+            "/api/v1/conversations/{conversation_id}": _get(
+                "A conversation with its runs", _path_params("conversation_id"), "200"
+            ),
+            "/api/v1/conversations/{conversation_id}/transcript": _get(
+                "The recovered transcript as the export's rows, paged (server key)",
+                _path_params("conversation_id") + query_parameters(TranscriptParams),
+                "200",
+            ),
+            "/api/v1/audit-events": _get(
+                "The audit log, newest first (server key)", query_parameters(AuditEventParams), "200"
+            ),
+            "/api/v1/runs/{run_id}": _get(
+                "A run with its snapshots and tool-effect ledger", _path_params("run_id"), "200"
+            ),
             "/v1/traces": _traces(),
         },
         "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
@@ -228,3 +253,9 @@ def document() -> Json:
 @require_GET
 def openapi_json(request: HttpRequest) -> JsonResponse:
     return JsonResponse(document())
+
+
+@require_GET
+def reference(request: HttpRequest) -> HttpResponse:
+    """The document rendered by Swagger UI, from the product's own static files (no CDN)."""
+    return render(request, "api/reference.html")

@@ -92,6 +92,10 @@ class HttpSearchClient:
         )
 
 
+# A hit compaction dropped: the agent no longer has it in front of it, only this record does.
+_DROPPED = "(dropped from your live context by compaction; only this record keeps it)\n"
+
+
 def format_search(query: str, body: dict[str, Any]) -> str:
     """The tool's answer, in the reference tool's shape: a header, then one block per hit."""
     if body.get("message"):
@@ -103,7 +107,8 @@ def format_search(query: str, body: dict[str, Any]) -> str:
         return f"No matches for '{query}' in this conversation's persisted history.{note}"
     blocks = [
         f"[score: {hit['score']:.2f} | run: {hit['run_id']} | conversation: {hit['conversation_id']} | "
-        f"position: {hit['position']} | {hit['role']}]\n{hit['snippet']}"
+        f"position: {hit['position']} | {hit['role']}]\n{_DROPPED if hit.get('in_live_context') is False else ''}"
+        f"{hit['snippet']}"
         for hit in results
     ]
     total = body.get("total_matches", len(results))

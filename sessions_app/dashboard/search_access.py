@@ -37,6 +37,7 @@ class HitView:
     timestamp: datetime | None
     score: float
     snippet_html: SafeString
+    in_live_context: bool = True
 
 
 @dataclass
@@ -152,6 +153,7 @@ def search_grouped(
                 score=hit.score,
                 # Built by search_app.snippets from escaped, redacted text with <mark> around matches.
                 snippet_html=mark_safe(hit.snippet_html),  # noqa: S308
+                in_live_context=hit.in_live_context,
             )
         )
     return SearchOutcome(

@@ -73,7 +73,7 @@ def test_an_agent_recovers_a_fact_that_compaction_dropped(tenant):
     assert FACT not in seen_before_search[0]
     assert FACT in answer
     assert "| run: conv-agent-run-1 | conversation: conv-agent |" in answer
-    assert "tool_result]" in answer
+    assert "tool_result]\n(dropped from your live context by compaction" in answer
 
     # The second run lands too; its search call and result are in the transcript but never in the index.
     ingest(tenant, second_store, "conv-agent")

@@ -31,6 +31,11 @@ MUST_EXERCISE = {
     "POST /api/v1/merges",
     "POST /v1/traces",
     "POST /api/v1/scores",
+    "GET /api/v1/conversations",
+    "GET /api/v1/conversations/{conversation_id}",
+    "GET /api/v1/runs/{run_id}",
+    "GET /api/v1/audit-events",
+    "GET /api/v1/conversations/{conversation_id}/transcript",
 }
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 

@@ -1,0 +1,317 @@
+"""What the read doors answer (the JSON API's read endpoints and the MCP server's tools), written once.
+
+Every function takes the API key that authenticated the call and answers the JSON the API answers, so a
+tool result is the API's answer byte for byte: the same tenant scoping (`tenancy.scoping`), the same redaction
+(search's), the same client-key limits (replay readiness goes through `replay_history`, which answers a client
+key's question about history it did not write like a missing conversation). Refused input raises
+`RejectedInput` (400, or 404 for what is missing or another tenant's).
+"""
+
+import json
+from collections import Counter
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from input_errors import RejectedInput
+from search_app.context import read_context
+from search_app.service import run_search
+from sessions_app.api.search_params import (
+    AwareTime,
+    ContextParams,
+    SearchParams,
+    WholeNumber,
+    _Params,
+    time_problem,
+    whole_number_problem,
+)
+from sessions_app.audit import run_verdicts, service
+from sessions_app.audit.events import list_audit_events, record_event
+from sessions_app.audit.replay import replay_history
+from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
+from sessions_app.core import paging
+from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
+from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
+from sessions_app.models.store import MessageRole
+from sessions_app.tenancy.scoping import scoped
+
+MAX_LIST_LIMIT = 100
+UNKNOWN_CONVERSATION = "No conversation '{}'."
+
+
+def _choice(name: str, values: tuple[str, ...]) -> Any:
+    return lambda _name, _field, raw: f"Unknown {name} {str(raw)[:40]!r}: use one of {', '.join(values)}."
+
+
+# How the lists' shared parameters are refused (a model reads only the names it has).
+_PAGE_PROBLEMS: dict[str, Any] = {
+    "since": time_problem,
+    "until": time_problem,
+    "limit": whole_number_problem,
+    "cursor": lambda name, field, raw: paging.BAD_CURSOR,
+}
+
+
+class ConversationListParams(_Params):
+    """GET /api/v1/conversations: filters that only narrow, newest activity first by default."""
+
+    state: Literal["running", "complete", "interrupted"] | None = Field(None, description="A run of it in this state")
+    agent: str | None = Field(None, max_length=200, description="A run of it by this agent")
+    verdict: Verdict | None = Field(None, description="A run of it with this audit verdict")
+    has_repairs: bool = Field(False, description="Only conversations with a repaired run")
+    since: AwareTime | None = Field(None, description="Last activity at or after")
+    until: AwareTime | None = Field(None, description="Last activity before")
+    sort: Literal["recent", "oldest", "largest"] = "recent"
+    limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(None, min_length=1, max_length=200, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = {
+        "state": _choice("state", tuple(RunState.values)),
+        "verdict": _choice("verdict", tuple(Verdict)),
+        "has_repairs": lambda name, field, raw: f"'{name}' must be true or false, got {str(raw)[:40]!r}.",
+        "sort": _choice("sort", tuple(SORTS)),
+        **_PAGE_PROBLEMS,
+    }
+    KEEP_EMPTY = ("cursor",)
+
+
+class AuditEventParams(_Params):
+    """GET /api/v1/audit-events: newest first, narrowed by class, run, conversation and time."""
+
+    event_class: EventClass | None = Field(None, alias="class", description="One event class")
+    run_id: str | None = Field(None, max_length=200)
+    conversation_id: str | None = Field(None, max_length=200)
+    since: AwareTime | None = Field(None, description="Observed at or after")
+    until: AwareTime | None = Field(None, description="Observed before")
+    limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = {
+        "class": _choice("class", tuple(EventClass)),
+        **_PAGE_PROBLEMS,
+    }
+    KEEP_EMPTY = ("cursor",)
+
+
+class TranscriptParams(_Params):
+    """GET /api/v1/conversations/<id>/transcript: the recovered transcript in position order, a page at a time."""
+
+    limit: WholeNumber = Field(100, ge=1, le=500)
+    cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = _PAGE_PROBLEMS
+    KEEP_EMPTY = ("cursor",)
+
+
+def _cursor_id(cursor: str | None) -> int | None:
+    try:
+        return paging.decode_id(cursor)
+    except paging.BadCursor as error:
+        raise RejectedInput(str(error)) from None
+
+
+def search(key: ApiKey, params: SearchParams) -> dict[str, Any]:
+    return run_search(tenant=key.tenant, **params.model_dump()).as_dict()
+
+
+def context(key: ApiKey, conversation_id: str | None, params: ContextParams) -> dict[str, Any]:
+    return read_context(tenant=key.tenant, conversation_id=conversation_id, **params.model_dump()).as_dict()
+
+
+def _triage(key: ApiKey, conversations: list[Conversation]) -> list[dict[str, Any]]:
+    """The list's triage columns for one page, in three queries over that page's rows (never one per row)."""
+    tenant = key.tenant
+    ids = [c.pk for c in conversations]
+    runs: dict[int, list[Run]] = {pk: [] for pk in ids}
+    for run in scoped(Run, tenant).filter(conversation_id__in=ids).order_by("started_at", "pk"):
+        runs[run.conversation_id].append(run)
+    verdicts = run_verdicts.verdicts_for_runs(tenant, [run.pk for rows in runs.values() for run in rows])
+    roles: Counter[tuple[int, str]] = Counter()
+    tokens: Counter[int] = Counter()
+    entries = scoped(TranscriptEntry, tenant).filter(conversation_id__in=ids, summary_artifact=False)
+    for conversation_pk, role, facts in entries.values_list("conversation_id", "role", "facts"):
+        roles[conversation_pk, role] += 1
+        usage = facts.get("usage") if isinstance(facts, dict) else None
+        if isinstance(usage, dict):
+            tokens[conversation_pk] += sum(
+                value for name in ("input_tokens", "output_tokens") if isinstance(value := usage.get(name), int)
+            )
+    answers = []
+    for conversation in conversations:
+        own = runs[conversation.pk]
+        own_verdicts = [verdicts[run.pk] for run in own if run.pk in verdicts]
+        answers.append(
+            {
+                "conversation_id": conversation.external_id,
+                "messages": conversation.message_count,
+                "runs": len(own),
+                "turns": roles[conversation.pk, MessageRole.USER],
+                "tool_calls": roles[conversation.pk, MessageRole.TOOL_CALL],
+                "tokens": tokens[conversation.pk],
+                "last_activity": conversation.updated_at.isoformat(),
+                "agents": sorted({run.agent_name for run in own if run.agent_name}),
+                "states": sorted({run.state for run in own}),
+                "worst_verdict": min(own_verdicts, key=verdict_rank) if own_verdicts else None,
+            }
+        )
+    return answers
+
+
+def list_conversations(key: ApiKey, params: ConversationListParams) -> dict[str, Any]:
+    filters = ConversationFilters(
+        state=params.state or "",
+        agent=params.agent or "",
+        verdict=params.verdict or "",
+        has_repairs=params.has_repairs,
+        since=params.since,
+        until=params.until,
+    )
+    try:
+        page = page_after(filtered_conversations(key.tenant, filters), SORTS[params.sort], params.cursor, params.limit)
+    except paging.BadCursor as error:
+        raise RejectedInput(str(error)) from None
+    return {"conversations": _triage(key, page.conversations), "next_cursor": page.next_cursor}
+
+
+def _conversation(key: ApiKey, conversation_id: str) -> Conversation:
+    conversation = scoped(Conversation, key.tenant).filter(external_id=conversation_id).first()
+    if conversation is None:
+        raise RejectedInput(UNKNOWN_CONVERSATION.format(conversation_id[:200]), status=404)
+    return conversation
+
+
+def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
+    conversation = _conversation(key, conversation_id)
+    (row,) = _triage(key, [conversation])
+    runs = scoped(Run, key.tenant).filter(conversation=conversation).order_by("started_at", "pk")
+    verdicts = run_verdicts.verdicts_for_runs(key.tenant, [run.pk for run in runs])
+    row["run_list"] = [
+        {
+            "run_id": run.run_id,
+            "agent": run.agent_name,
+            "parent_run_id": run.parent_run_id or None,
+            "state": run.state,
+            "source": run.source,
+            "started_at": run.started_at.isoformat(),
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            "verdict": verdicts.get(run.pk),
+        }
+        for run in runs
+    ]
+    return row
+
+
+OUTCOME_UNKNOWN = "outcome unknown after crash"
+
+
+def effect_outcome(status: str, ended: bool, run_state: str) -> str:
+    """What a ledger entry says happened: a call `started` and never ended while its run is no longer running
+    may have had its side effect or not (query the destination before any retry)."""
+    if status == "started" and not ended and run_state != RunState.RUNNING:
+        return OUTCOME_UNKNOWN
+    return status
+
+
+def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
+    """A run with its snapshots (no content) and its tool-effect ledger, each effect's outcome judged."""
+    run = service.get_run(key.tenant, run_id)
+    snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
+    effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
+    return {
+        "run_id": run.run_id,
+        "conversation_id": run.conversation.external_id,
+        "agent": run.agent_name,
+        "parent_run_id": run.parent_run_id or None,
+        "state": run.state,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "snapshots": [
+            {"seq": s.seq, "step": s.step, "state": s.state, "via": s.via, "messages": s.message_count}
+            | {"received_at": s.received_at.isoformat()}
+            for s in snapshots
+        ],
+        "tool_effects": [
+            {
+                "tool_call_id": e.tool_call_id,
+                "tool_name": e.tool_name,
+                "status": e.status,
+                "outcome": effect_outcome(e.status, e.ended_at is not None, run.state),
+                "started_at": e.started_at.isoformat() if e.started_at else None,
+                "ended_at": e.ended_at.isoformat() if e.ended_at else None,
+            }
+            for e in effects
+        ],
+    }
+
+
+def run_verdict(key: ApiKey, run_id: str) -> dict[str, Any]:
+    return service.audit_report(service.get_run(key.tenant, run_id)).as_dict()
+
+
+def replay_readiness(key: ApiKey, conversation_id: str, principal: str | None) -> dict[str, Any]:
+    """Whether the conversation may be resumed now, and if not every finding with its guidance; the history
+    itself is GET /api/v1/conversations/<id>/replay's to give. Recorded in the audit log like a replay request."""
+    answer = replay_history(
+        key.tenant, conversation_id, principal=principal, api_key=key, actor=f"api-key:{key.prefix}"
+    )
+    return {
+        "conversation_id": answer.conversation_id,
+        "run_id": answer.run_id,
+        "verdict": answer.verdict,
+        "ready": answer.allowed,
+        "findings": answer.findings,
+    }
+
+
+def audit_events(key: ApiKey, params: AuditEventParams) -> dict[str, Any]:
+    events = list_audit_events(
+        key.tenant,
+        event_classes=[params.event_class] if params.event_class else [],
+        run_id=params.run_id or "",
+        conversation_id=params.conversation_id or "",
+        since=params.since,
+        until=params.until,
+        before_id=_cursor_id(params.cursor),
+        limit=params.limit + 1,
+    )
+    shown = events[: params.limit]
+    fields = ("event_class", "conversation_id", "run_id", "tool_call_hash", "actor", "verdict", "principal_hash")
+    return {
+        "events": [
+            {"id": e.pk, **{name: getattr(e, name) for name in fields}, "observed_at": e.observed_at.isoformat()}
+            for e in shown
+        ],
+        "next_cursor": str(shown[-1].pk) if len(events) > params.limit else None,
+    }
+
+
+def transcript(key: ApiKey, conversation_id: str, params: TranscriptParams) -> dict[str, Any]:
+    """A page of the transcript as the export's JSON Lines rows (the stored message bytes, for reloading), so
+    only a server key reads it, and each page is an export in the audit log."""
+    conversation = _conversation(key, conversation_id)
+    after = _cursor_id(params.cursor)
+    entries = (
+        scoped(TranscriptEntry, key.tenant)
+        .filter(conversation=conversation, summary_artifact=False, message__tenant_id=key.tenant_id)
+        .filter(position__gt=after if after is not None else -1)
+        .order_by("position")
+        .values_list("position", "run__run_id", "role", "timestamp", "message__data")[: params.limit + 1]
+    )
+    rows = list(entries)
+    shown = rows[: params.limit]
+    record_event(key.tenant, EventClass.EXPORT, actor=f"api-key:{key.prefix}", conversation_id=conversation.external_id)
+    return {
+        "conversation_id": conversation.external_id,
+        "messages": [
+            {
+                "conversation_id": conversation.external_id,
+                "position": position,
+                "run_id": run_id,
+                "role": role,
+                "timestamp": timestamp.isoformat() if timestamp else None,
+                "message": json.loads(data),
+            }
+            for position, run_id, role, timestamp, data in shown
+        ],
+        "next_cursor": str(shown[-1][0]) if len(rows) > params.limit else None,
+    }
