@@ -43,6 +43,10 @@ def _choice(name: str, values: tuple[str, ...]) -> Any:
     return lambda _name, _field, raw: f"Unknown {name} {str(raw)[:40]!r}: use one of {', '.join(values)}."
 
 
+def _too_long(name: str, field: Any, raw: object) -> str:
+    return f"'{name}' is {len(str(raw))} characters long; an id or name is at most 200."
+
+
 # How the lists' shared parameters are refused (a model reads only the names it has).
 _PAGE_PROBLEMS: dict[str, Any] = {
     "since": time_problem,
@@ -70,6 +74,7 @@ class ConversationListParams(_Params):
         "verdict": _choice("verdict", tuple(Verdict)),
         "has_repairs": lambda name, field, raw: f"'{name}' must be true or false, got {str(raw)[:40]!r}.",
         "sort": _choice("sort", tuple(SORTS)),
+        "agent": _too_long,
         **_PAGE_PROBLEMS,
     }
     KEEP_EMPTY = ("cursor",)
@@ -88,6 +93,8 @@ class AuditEventParams(_Params):
 
     PROBLEMS: ClassVar = {
         "class": _choice("class", tuple(EventClass)),
+        "run_id": _too_long,
+        "conversation_id": _too_long,
         **_PAGE_PROBLEMS,
     }
     KEEP_EMPTY = ("cursor",)
