@@ -9,7 +9,7 @@ What is masked (masking/detectors.py, one row per shape): provider API keys by t
 the tenant's own patterns (masking/tenant_patterns.py, run on RE2).
 """
 
-from masking.detectors import DETECTORS, MASK, PREFIXES, Detector, redact
+from masking.detectors import DETECTORS, MASK, PREFIXES, Detector, redact, redact_adjacent
 from masking.tenant_patterns import Pattern, compile_rules
 
 __all__ = [
@@ -20,4 +20,5 @@ __all__ = [
     "Pattern",
     "compile_rules",
     "redact",
+    "redact_adjacent",
 ]
