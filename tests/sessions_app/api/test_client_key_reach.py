@@ -67,12 +67,16 @@ def test_a_client_key_reads_only_what_it_wrote_through_every_read(client, writte
         "search": lambda key, c: _get(client, key, "/api/v1/search", q="invoice", conversation_id=c),
         "replay": lambda key, c: _get(client, key, f"/api/v1/conversations/{c}/replay"),
         "run audit": lambda key, c: _get(client, key, f"/api/v1/runs/{c.replace('c-', 'r-')}/audit"),
+        "conversation": lambda key, c: _get(client, key, f"/api/v1/conversations/{c}"),
+        "run": lambda key, c: _get(client, key, f"/api/v1/runs/{c.replace('c-', 'r-')}"),
     }
     for name, read in reads.items():
         missing = read(mine, "c-nowhere")
         assert missing.status_code in (200, 404), name  # a search of nothing answers 200 with the message
         _same_as_missing(read(mine, "c-server"), missing, "server", "nowhere")
         _same_as_missing(read(other, "c-mine"), read(other, "c-nowhere"), "mine", "nowhere")
+    listed = _get(client, mine, "/api/v1/conversations").json()["conversations"]
+    assert [row["conversation_id"] for row in listed] == ["c-mine"]
     searched = _get(client, mine, "/api/v1/search", q="invoice", conversation_id="c-server").json()
     assert searched["results"] == [] and searched["total_matches"] == 0
     assert _get(client, mine, "/api/v1/search", q="receipt", conversation_id="c-mine").json()["results"]
