@@ -8,8 +8,8 @@ from search_app.errors import NotFound, SearchError
 from search_app.hits import rules_by_tenant
 from search_app.results import MAX_RESPONSE_BYTES, JsonDict, encoded_size, record_dict
 from search_app.scope import no_history_for_conversation, no_history_for_run
-from sessions_app.models import Conversation, Run, Tenant, TranscriptEntry
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.models import ApiKey, Conversation, Run, Tenant, TranscriptEntry
+from sessions_app.tenancy.scoping import conversations_readable_by, scoped
 
 MAX_CONTEXT_SIDE = 25
 MAX_CONTEXT_MESSAGE_CHARS = 4000
@@ -50,9 +50,14 @@ def _side(name: str, value: int) -> int:
     return value
 
 
-def _conversation(tenant: Tenant, conversation_id: str | None, run_id: str | None) -> Conversation:
+def _conversation(
+    tenant: Tenant, conversation_id: str | None, run_id: str | None, api_key: ApiKey | None
+) -> Conversation:
+    readable = conversations_readable_by(api_key)
     if run_id is not None:
         runs = scoped(Run, tenant).filter(run_id=run_id)
+        if readable is not None:
+            runs = runs.filter(conversation_id__in=readable)
         if conversation_id is not None:
             runs = runs.filter(conversation__external_id=conversation_id)
         run = runs.select_related("conversation").first()
@@ -60,7 +65,10 @@ def _conversation(tenant: Tenant, conversation_id: str | None, run_id: str | Non
             raise NotFound(no_history_for_run(run_id))
         return run.conversation
     if conversation_id is not None:
-        conversation = scoped(Conversation, tenant).filter(external_id=conversation_id).first()
+        conversations = scoped(Conversation, tenant).filter(external_id=conversation_id)
+        if readable is not None:
+            conversations = conversations.filter(pk__in=readable)
+        conversation = conversations.first()
         if conversation is None:
             raise NotFound(no_history_for_conversation(conversation_id))
         return conversation
@@ -75,16 +83,18 @@ def read_context(
     after: int = 5,
     conversation_id: str | None = None,
     run_id: str | None = None,
+    api_key: ApiKey | None = None,
 ) -> ContextWindow:
     """The message at `position` of a conversation (named directly, or through one of its runs) with the
     `before` messages preceding it and `after` following it, redacted; `NotFound` when it is not the caller's.
 
-    Given both, the run must belong to the conversation (an agent in conversation scope reads only its own).
+    Given both, the run must belong to the conversation (an agent in conversation scope reads only its own). A
+    client `api_key` reads only conversations it wrote; any other answers as a missing one.
     """
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:
         raise SearchError(f"'position' must be a whole number from 0, got {position!r}.")
     before, after = _side("before", before), _side("after", after)
-    conversation = _conversation(tenant, conversation_id, run_id)
+    conversation = _conversation(tenant, conversation_id, run_id, api_key)
     entries = (
         scoped(TranscriptEntry, tenant)
         .filter(conversation=conversation, summary_artifact=False, position__gte=position - before)

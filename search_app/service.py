@@ -29,7 +29,7 @@ from search_app.ranking import Ranked, choose, rank_page, scope_statistics
 from search_app.results import SearchResponse, fit_response
 from search_app.scope import find_target, searchable_tenants
 from search_app.validation import reconcile, validate_search
-from sessions_app.models import Tenant
+from sessions_app.models import ApiKey, Tenant
 
 
 def run_search(
@@ -47,12 +47,13 @@ def run_search(
     until: datetime | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    api_key: ApiKey | None = None,
 ) -> SearchResponse:
     """Ranked hits for `query` within what the caller may see; raises `SearchError` for bad input.
 
     `tenant` is the caller's current tenant. `scope="tenants"` searches every tenant in `tenants` (the caller's
     own, as decided by the caller's permissions) and must include `tenant`. `cursor` is a previous response's
-    `next_cursor` for the same search.
+    `next_cursor` for the same search. A client `api_key` searches only conversations it wrote.
     """
     parsed, limit = validate_search(query, scope, limit, roles)
     searchable = searchable_tenants(tenant, scope, tenants)
@@ -73,7 +74,7 @@ def run_search(
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
     asked = reconcile(named, scope, conversation_id, run_id, agent, roles)
-    target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run)
+    target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run, api_key)
     if isinstance(target, str):
         response.message = target
         return response

@@ -111,4 +111,4 @@ def post_merge(request: ApiRequest) -> JsonResponse:
 @require_GET
 @api_key_required
 def get_run_audit(request: ApiRequest, run_id: str) -> JsonResponse:
-    return JsonResponse(service.audit_report(service.get_run(request.tenant, run_id)).as_dict())
+    return JsonResponse(service.audit_report(service.get_run(request.tenant, run_id, request.api_key)).as_dict())

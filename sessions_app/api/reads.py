@@ -33,7 +33,7 @@ from sessions_app.core import paging
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
 from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
 from sessions_app.models.store import MessageRole
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.tenancy.scoping import conversations_readable_by, scoped
 
 MAX_LIST_LIMIT = 100
 UNKNOWN_CONVERSATION = "No conversation '{}'."
@@ -118,11 +118,13 @@ def _cursor_id(cursor: str | None) -> int | None:
 
 
 def search(key: ApiKey, params: SearchParams) -> dict[str, Any]:
-    return run_search(tenant=key.tenant, **params.model_dump()).as_dict()
+    return run_search(tenant=key.tenant, api_key=key, **params.model_dump()).as_dict()
 
 
 def context(key: ApiKey, conversation_id: str | None, params: ContextParams) -> dict[str, Any]:
-    return read_context(tenant=key.tenant, conversation_id=conversation_id, **params.model_dump()).as_dict()
+    return read_context(
+        tenant=key.tenant, conversation_id=conversation_id, api_key=key, **params.model_dump()
+    ).as_dict()
 
 
 def _triage(key: ApiKey, conversations: list[Conversation]) -> list[dict[str, Any]]:
@@ -174,14 +176,20 @@ def list_conversations(key: ApiKey, params: ConversationListParams) -> dict[str,
         until=params.until,
     )
     try:
-        page = page_after(filtered_conversations(key.tenant, filters), SORTS[params.sort], params.cursor, params.limit)
+        conversations = filtered_conversations(key.tenant, filters)
+        if (readable := conversations_readable_by(key)) is not None:
+            conversations = conversations.filter(pk__in=readable)
+        page = page_after(conversations, SORTS[params.sort], params.cursor, params.limit)
     except paging.BadCursor as error:
         raise RejectedInput(str(error)) from None
     return {"conversations": _triage(key, page.conversations), "next_cursor": page.next_cursor}
 
 
 def _conversation(key: ApiKey, conversation_id: str) -> Conversation:
-    conversation = scoped(Conversation, key.tenant).filter(external_id=conversation_id).first()
+    conversations = scoped(Conversation, key.tenant).filter(external_id=conversation_id)
+    if (readable := conversations_readable_by(key)) is not None:
+        conversations = conversations.filter(pk__in=readable)
+    conversation = conversations.first()
     if conversation is None:
         raise RejectedInput(UNKNOWN_CONVERSATION.format(conversation_id[:200]), status=404)
     return conversation
@@ -221,7 +229,7 @@ def effect_outcome(status: str, ended: bool, run_state: str) -> str:
 
 def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
     """A run with its snapshots (no content) and its tool-effect ledger, each effect's outcome judged."""
-    run = service.get_run(key.tenant, run_id)
+    run = service.get_run(key.tenant, run_id, key)
     snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
     effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
     return {
@@ -252,7 +260,7 @@ def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
 
 
 def run_verdict(key: ApiKey, run_id: str) -> dict[str, Any]:
-    return service.audit_report(service.get_run(key.tenant, run_id)).as_dict()
+    return service.audit_report(service.get_run(key.tenant, run_id, key)).as_dict()
 
 
 def replay_readiness(key: ApiKey, conversation_id: str, principal: str | None) -> dict[str, Any]:

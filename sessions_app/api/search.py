@@ -3,7 +3,9 @@
 The API key decides the tenant; there is no way to name another one. Bad input answers 400 with the problem
 named (a changed cursor, or one from another search, included); a conversation that is missing or another
 tenant's answers the same 404. A search answers `total_matches` (messages) and `total_conversations` over all
-pages, and `next_cursor` to pass as `cursor` for the next page (null on the last).
+pages, and `next_cursor` to pass as `cursor` for the next page (null on the last). A client key (browser-facing)
+reads and searches only conversations it wrote: any other answers like a missing one, and a tenant-wide search is
+a 403.
 """
 
 from django.http import JsonResponse
@@ -18,7 +20,8 @@ from sessions_app.api.search_params import ContextParams, SearchParams, parse_pa
 @require_GET
 @api_key_required
 def search(request: ApiRequest) -> JsonResponse:
-    response = run_search(tenant=request.tenant, **parse_params(SearchParams, request.GET).model_dump())
+    params = parse_params(SearchParams, request.GET).model_dump()
+    response = run_search(tenant=request.tenant, api_key=request.api_key, **params)
     return JsonResponse(response.as_dict(), json_dumps_params={"ensure_ascii": False})
 
 
@@ -26,5 +29,5 @@ def search(request: ApiRequest) -> JsonResponse:
 @api_key_required
 def conversation_messages(request: ApiRequest, conversation_id: str) -> JsonResponse:
     params = parse_params(ContextParams, request.GET).model_dump()
-    window = read_context(tenant=request.tenant, conversation_id=conversation_id, **params)
+    window = read_context(tenant=request.tenant, conversation_id=conversation_id, api_key=request.api_key, **params)
     return JsonResponse(window.as_dict(), json_dumps_params={"ensure_ascii": False})

@@ -34,5 +34,7 @@ def post_snapshot(request: ApiRequest) -> JsonResponse:
 def post_tool_effect(request: ApiRequest) -> JsonResponse:
     """The harness's tool-effect ledger: started / completed / failed, never arguments or results."""
     effect = parse_tool_effect(json_body(request))
-    ingest_snapshots(request.tenant, [], source=request.api_key.kind, via="api", tool_effects=[effect])
+    ingest_snapshots(
+        request.tenant, [], source=request.api_key.kind, via="api", tool_effects=[effect], api_key=request.api_key
+    )
     return JsonResponse({"run_id": effect.run_id, "status": effect.status}, status=200)

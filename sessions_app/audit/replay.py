@@ -4,6 +4,12 @@
 history as ModelMessagesTypeAdapter JSON when the six gates, run afresh with the principal the replay is asked
 for, say READY; otherwise the gravest verdict and every finding with its guidance. Every request appends one
 content-minimal audit event (allowed or refused, verdict, the requested principal's keyed hash).
+
+Authority is decided per run. For a server key (or the dashboard), runs holding a snapshot a client key wrote are
+quarantined: they neither decide the verdict nor appear in the history replayed, so a client that appended a run
+(started in 2999, say) cannot make the owner's replay UNTRUSTED HISTORY; it stays on the latest trusted run. Only
+when every run is client-written does the latest of them decide (UNTRUSTED HISTORY). A client key asks only for
+conversations it wrote, and is answered for the latest run it wrote, which gate 2 finds untrusted.
 """
 
 from dataclasses import dataclass, field, replace
@@ -20,8 +26,8 @@ from sessions_app.audit.principals import principal_hash
 from sessions_app.audit.service import build_context
 from sessions_app.audit.vocabulary import EventClass, Verdict
 from sessions_app.models import ApiKey, Conversation, Run, Snapshot, Source, Tenant
-from sessions_app.tenancy.scoping import scoped
-from sessions_app.transcripts.export import export_conversation
+from sessions_app.tenancy.scoping import conversations_readable_by, scoped
+from sessions_app.transcripts.export import history_json
 
 
 @dataclass(frozen=True)
@@ -37,36 +43,52 @@ class ReplayAnswer:
         return self.verdict == Verdict.READY and self.messages_json is not None
 
 
-def latest_run(conversation: Conversation) -> Run | None:
-    return (
-        scoped(Run, conversation.tenant)
-        .filter(conversation=conversation)
-        .select_related("conversation", "tenant")
-        .order_by("-started_at", "-id")
-        .first()
+def client_written_runs(conversation: Conversation) -> set[int]:
+    """The primary keys of the conversation's runs holding a snapshot some client key wrote."""
+    tenant = conversation.tenant
+    return set(
+        scoped(Snapshot, tenant)
+        .filter(run__tenant=tenant, run__conversation=conversation, api_key__tenant=tenant)
+        .filter(api_key__kind=Source.CLIENT)
+        .values_list("run_id", flat=True)
     )
 
 
-def recovered_history_json(conversation: Conversation) -> str:
-    """The conversation's recovered transcript as ModelMessagesTypeAdapter JSON, from the stored bytes."""
-    return "".join(export_conversation(conversation, "json"))
+def latest_run(
+    conversation: Conversation, *, without: set[int] | None = None, api_key: ApiKey | None = None
+) -> Run | None:
+    """The conversation's latest run, leaving out the runs `without` (unless that leaves none), or for a client
+    `api_key` the latest it wrote."""
+    runs = scoped(Run, conversation.tenant).filter(conversation=conversation)
+    if api_key is not None and api_key.kind == Source.CLIENT:
+        runs = runs.filter(pk__in=scoped(Snapshot, conversation.tenant).filter(api_key=api_key).values("run_id"))
+    elif without:
+        trusted = runs.exclude(pk__in=without)
+        runs = trusted if trusted.exists() else runs
+    return runs.select_related("conversation", "tenant").order_by("-started_at", "-id").first()
+
+
+def recovered_history_json(conversation: Conversation, without: set[int] | None = None) -> str:
+    """The conversation's recovered transcript as ModelMessagesTypeAdapter JSON, from the stored bytes, without
+    the messages of the runs `without`."""
+    return history_json(conversation, without or set())
 
 
 def _decide(
     tenant: Tenant, conversation_id: str, requested: str, api_key: ApiKey | None, now: datetime
 ) -> ReplayAnswer:
-    conversation = scoped(Conversation, tenant).filter(external_id=conversation_id).first()
-    run = latest_run(conversation) if conversation is not None else None
+    conversations = scoped(Conversation, tenant).filter(external_id=conversation_id)
+    if (readable := conversations_readable_by(api_key)) is not None:
+        conversations = conversations.filter(pk__in=readable)
+    conversation = conversations.first()
+    quarantined = client_written_runs(conversation) if conversation is not None else set()
+    run = latest_run(conversation, without=quarantined, api_key=api_key) if conversation is not None else None
     if conversation is None or run is None:
         raise UnknownConversation(conversation_id)
-    if api_key is not None and api_key.kind == Source.CLIENT:
-        # A client key may ask only for history it wrote: the run a resume would continue.
-        if not scoped(Snapshot, tenant).filter(run=run, api_key=api_key).exists():
-            raise UnknownConversation(conversation_id)
     ctx, messages = build_context(run, now)
     report = gates.run_gates(replace(ctx, replay_principal_hash=requested), messages)
     findings = [finding.as_dict() for finding in report.findings]
-    history = recovered_history_json(conversation) if report.verdict == Verdict.READY else None
+    history = recovered_history_json(conversation, quarantined) if report.verdict == Verdict.READY else None
     return ReplayAnswer(conversation.external_id, run.run_id, report.verdict, findings, history)
 
 

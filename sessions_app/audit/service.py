@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage
 from sessions_app.audit import gates
 from sessions_app.audit.inputs import UnknownRun
 from sessions_app.models import (
+    ApiKey,
     AuditEvent,
     Conversation,
     ConversationMerge,
@@ -33,7 +34,7 @@ from sessions_app.models import (
     ToolEffect,
     Wait,
 )
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.tenancy.scoping import conversations_readable_by, scoped
 
 
 @dataclass(frozen=True)
@@ -298,8 +299,12 @@ def audit_runs(
     ]
 
 
-def get_run(tenant: Tenant, run_id: str) -> Run:
-    run = scoped(Run, tenant).select_related("conversation", "tenant").filter(run_id=run_id).first()
+def get_run(tenant: Tenant, run_id: str, api_key: ApiKey | None = None) -> Run:
+    """The run of `tenant` (for a client `api_key`, only in a conversation it wrote), else `UnknownRun`."""
+    runs = scoped(Run, tenant).select_related("conversation", "tenant").filter(run_id=run_id)
+    if (readable := conversations_readable_by(api_key)) is not None:
+        runs = runs.filter(conversation_id__in=readable)
+    run = runs.first()
     if run is None:
         raise UnknownRun(run_id)
     return run

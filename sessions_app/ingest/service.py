@@ -40,6 +40,7 @@ from sessions_app.models import (
     Tenant,
     ToolEffect,
 )
+from sessions_app.tenancy.api_keys import refuse_foreign_writes
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
@@ -274,7 +275,7 @@ def _ingest(
     """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
     with _one_writer(), transaction.atomic():
-        runs = _locked_runs(tenant, prepared, tool_effects, source)
+        runs = _locked_runs(tenant, prepared, tool_effects, source, api_key)
         fresh = _fresh(tenant, prepared, runs, result)
         message_ids, result.new_messages = _store_messages(tenant, fresh)
         stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
@@ -291,15 +292,21 @@ def _ingest(
 
 
 def _locked_runs(
-    tenant: Tenant, prepared: Sequence[_Prepared], tool_effects: Sequence[ToolEffectPayload], source: str
+    tenant: Tenant,
+    prepared: Sequence[_Prepared],
+    tool_effects: Sequence[ToolEffectPayload],
+    source: str,
+    api_key: ApiKey | None,
 ) -> dict[str, Run]:
-    """Every run the batch names, by run id, its conversation (and those of the tool effects' runs) locked."""
+    """Every run the batch names, by run id, its conversation (and those of the tool effects' runs) locked; 403
+    for a client key writing to a conversation that holds history it did not write."""
     effect_conversations = Run.objects.filter(
         tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}
     ).values_list("conversation__external_id", flat=True)
     conversations = _lock_conversations(
         tenant, [*(item.payload.conversation_id for item in prepared), *effect_conversations]
     )
+    refuse_foreign_writes(api_key, conversations.values())
     return _runs_for(tenant, prepared, conversations, source)
 
 

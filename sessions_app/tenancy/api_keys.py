@@ -2,13 +2,16 @@
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 
 from django.db import transaction
 from django.utils import timezone
 
+from input_errors import RejectedInput
 from sessions_app.audit.events import record_event
 from sessions_app.audit.vocabulary import EventClass
-from sessions_app.models import ApiKey, Source, Tenant
+from sessions_app.models import ApiKey, Conversation, Snapshot, Source, Tenant
+from sessions_app.tenancy.scoping import scoped
 
 KEY_PREFIX = "sdk_"
 
@@ -44,8 +47,29 @@ def authenticate(raw_key: str) -> ApiKey | None:
     """The live key matching `raw_key`, or None for unknown and revoked keys alike."""
     if not raw_key:
         return None
-    return (
-        ApiKey.objects.select_related("tenant")
-        .filter(key_hash=hash_key(raw_key), revoked_at__isnull=True)
+    return ApiKey.objects.select_related("tenant").filter(key_hash=hash_key(raw_key), revoked_at__isnull=True).first()
+
+
+def refuse_foreign_writes(key: ApiKey | None, conversations: Iterable[Conversation]) -> None:
+    """403 when a client key writes to a conversation holding history it did not write (a server key's, an
+    import's, another client key's); call it with the conversations locked, so no writer slips in between.
+
+    403, not 404: the request is well formed and its key known, only not allowed; and unlike a read, a refused
+    write shows nothing of the conversation. A 404 would also tell an agent to create what already exists.
+    """
+    if key is None or key.kind != Source.CLIENT:
+        return
+    by_pk = {conversation.pk: conversation.external_id for conversation in conversations}
+    foreign = (
+        scoped(Snapshot, key.tenant)
+        .filter(run__tenant=key.tenant, run__conversation_id__in=list(by_pk))
+        .exclude(api_key=key)  # also snapshots of no key (imports, deleted keys)
+        .values_list("run__conversation_id", flat=True)
         .first()
     )
+    if foreign is not None:
+        raise RejectedInput(
+            f"A client key writes only to conversations it started: conversation '{by_pk[foreign]}' holds history "
+            "written by another key.",
+            status=403,
+        )

@@ -9,12 +9,29 @@ from django.core.management.base import CommandError
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-from sessions_app.models import Tenant
+from sessions_app.models import ApiKey, Snapshot, Source, Tenant
 
 
 def scoped[M: Model](model: type[M], tenant: Tenant) -> QuerySet[M]:
     """All rows of `model` that belong to `tenant`."""
     return model._default_manager.filter(tenant=tenant)
+
+
+def conversations_readable_by(key: ApiKey | None) -> QuerySet[Snapshot, int] | None:
+    """The primary keys of the conversations `key` may read (a subquery), or None for all of its tenant's.
+
+    A server key (or none: the dashboard, commands, in-process agents) reads its whole tenant. A client key is
+    browser-facing, so it reads only conversations holding a snapshot it wrote itself: holding one is the
+    only proof of its writer the store keeps (a principal a browser names proves nothing).
+    """
+    if key is None or key.kind != Source.CLIENT:
+        return None
+    return (
+        scoped(Snapshot, key.tenant)
+        .filter(api_key=key, run__tenant=key.tenant)
+        .values_list("run__conversation_id", flat=True)
+        .distinct()
+    )
 
 
 def get_scoped_or_404[M: Model](model: type[M], tenant: Tenant, **lookup: object) -> M:

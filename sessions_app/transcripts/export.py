@@ -5,7 +5,7 @@
 """
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime
 
 from sessions_app.models import Conversation, TranscriptEntry
@@ -20,7 +20,7 @@ FILE_SUFFIXES = {"json": "json", "jsonl": "jsonl", "markdown": "md"}
 _Row = tuple[int, str, str, datetime | None, str, str]
 
 
-def _entries(conversation: Conversation) -> Iterator[_Row]:
+def _entries(conversation: Conversation, without_runs: Collection[int] = ()) -> Iterator[_Row]:
     return (
         TranscriptEntry.objects.filter(
             tenant_id=conversation.tenant_id,
@@ -28,15 +28,16 @@ def _entries(conversation: Conversation) -> Iterator[_Row]:
             summary_artifact=False,
             message__tenant_id=conversation.tenant_id,
         )
+        .exclude(run_id__in=list(without_runs))
         .order_by("position")
         .values_list("position", "run__run_id", "role", "timestamp", "text", "message__data")
         .iterator(chunk_size=2000)
     )
 
 
-def _json(conversation: Conversation) -> Iterator[str]:
+def _json(conversation: Conversation, without_runs: Collection[int] = ()) -> Iterator[str]:
     yield "["
-    for i, (*_, data) in enumerate(_entries(conversation)):
+    for i, (*_, data) in enumerate(_entries(conversation, without_runs)):
         yield data if i == 0 else "," + data
     yield "]"
 
@@ -68,6 +69,12 @@ def _markdown(conversation: Conversation) -> Iterator[str]:
 
 
 _WRITERS = {"json": _json, "jsonl": _jsonl, "markdown": _markdown}
+
+
+def history_json(conversation: Conversation, without_runs: Collection[int]) -> str:
+    """The recovered transcript as ModelMessagesTypeAdapter JSON, leaving out the messages of `without_runs`
+    (primary keys): what a replay resumes from, without the runs it quarantined."""
+    return "".join(_json(conversation, without_runs))
 
 
 def export_conversation(conversation: Conversation, fmt: str) -> Iterator[str]:

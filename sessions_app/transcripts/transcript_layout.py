@@ -30,6 +30,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from masking.detectors import redact_adjacent
+
 SYNTHESIZED_KEY = "pydantic_ai_synthesized_tool_return"
 
 Mask = Callable[[str], str]
@@ -239,10 +241,10 @@ def lay_out(
     for view in views:
         if view.position in unmasked_positions and not view.summary_artifact:
             continue
-        for part in view.parts:
+        # Masked as a sequence: a value can sit in the part after its label (`['password:', value]`).
+        for part, masked in zip(view.parts, redact_adjacent([part.text for part in view.parts], mask), strict=True):
             if part.paired_with is not None and part.paired_with in unmasked_positions:
                 continue
-            masked = mask(part.text)
             if masked != part.text:
                 part.text = masked
                 view.masked = True

@@ -1,5 +1,6 @@
 """The detector table: every row and every key prefix has a credential shape, each shape is masked by the row
-that claims it, and tenant patterns run on RE2 in linear time."""
+that claims it, credentials carried by a message's structure are masked, and tenant patterns run on RE2 in
+linear time."""
 
 import re
 import time
@@ -7,7 +8,9 @@ import time
 import pytest
 
 from masking import DETECTORS, PREFIXES, compile_rules, redact
-from tests.masking.shapes import SHAPES
+from masking.detectors import redact_adjacent
+from model_messages.rendering import message_text
+from tests.masking.shapes import MESSAGE_SHAPES, SHAPES
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
@@ -18,7 +21,13 @@ def test_each_shape_is_masked_by_the_detectors(shape):
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_each_shape_is_masked_by_the_row_that_claims_it(shape):
     (detector,) = [detector for detector in DETECTORS if detector.name == shape.detector]
-    assert shape.secret not in detector.pattern.sub(detector.replace, shape.text)
+    assert shape.secret not in detector.apply(shape.text.encode()).decode()
+
+
+@pytest.mark.parametrize("shape", MESSAGE_SHAPES, ids=[shape.name for shape in MESSAGE_SHAPES])
+def test_credentials_in_a_messages_structure_are_masked_in_its_text(shape):
+    assert shape.secret in message_text(shape.message)
+    assert shape.secret not in redact(message_text(shape.message))
 
 
 def test_every_detector_has_a_shape():
@@ -34,6 +43,20 @@ def test_every_key_prefix_has_a_shape(prefix):
 
 def test_a_url_keeps_its_user_and_host():
     assert redact("postgres://app:pw1234@db:5432/x") == "postgres://app:***@db:5432/x"
+
+
+def test_a_json_value_under_a_credential_key_is_masked_to_its_close_and_the_rest_stays():
+    text = '{"token": {"a": [1, "]}"], "b": {"c": 2}}, "after": "shown"}'
+    assert redact(text) == '{"token": {***}, "after": "shown"}'
+
+
+def test_a_value_following_a_label_in_the_previous_part_is_masked():
+    assert redact_adjacent(["Your password:", "pa55 word\nthanks"], redact) == ["Your password:", "***\nthanks"]
+    assert redact_adjacent(["the password", "reset flow"], redact) == ["the password", "reset flow"]
+
+
+def test_non_ascii_text_around_a_credential_survives():
+    assert redact("é token=ünï ok ☃") == "é token=*** ok ☃"
 
 
 def test_a_catastrophic_pattern_runs_in_linear_time():

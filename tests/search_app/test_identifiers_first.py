@@ -80,7 +80,7 @@ def test_an_id_that_is_no_query_is_still_found(tenant):
 
 
 def test_the_api_answers_identified_before_results(client, tenant, data):
-    _, raw_key = create_api_key(tenant, "client")
+    _, raw_key = create_api_key(tenant, "server")
     body = client.get(
         "/api/v1/search", {"q": "run-ops-41", "scope": "tenant"}, HTTP_AUTHORIZATION=f"Bearer {raw_key}"
     ).json()

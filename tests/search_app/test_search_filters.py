@@ -111,7 +111,7 @@ QUERY_PIECES = st.sampled_from(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.lists(st.one_of(QUERY_PIECES, st.text(max_size=8)), min_size=1, max_size=8).map("".join))
 def test_no_query_answers_500(client, tenant, data, query):
-    _, raw_key = create_api_key(tenant, "client")
+    _, raw_key = create_api_key(tenant, "server")
     response = client.get("/api/v1/search", {"q": query, "scope": "tenant"}, HTTP_AUTHORIZATION=f"Bearer {raw_key}")
     assert response.status_code in (200, 400), (query, response.content[:300])
     if response.status_code == 400:

@@ -55,7 +55,7 @@ def leaked(tenant):
 
 @pytest.fixture
 def api(client, tenant):
-    _, raw_key = create_api_key(tenant, "client")
+    _, raw_key = create_api_key(tenant, "server")
 
     def search(q: str) -> dict:
         response = client.get("/api/v1/search", {"q": q, "scope": "tenant"}, HTTP_AUTHORIZATION=f"Bearer {raw_key}")

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def api(client, tenant):
-    _, raw_key = create_api_key(tenant, "client")
+    _, raw_key = create_api_key(tenant, "server")
 
     def get(**params):
         return client.get("/api/v1/search", params, HTTP_AUTHORIZATION=f"Bearer {raw_key}")

@@ -45,7 +45,7 @@ def test_the_document_describes_otlp_traces():
 def api(client, tenant):
     run = make_run(make_conversation(tenant, "conv-1"), "run-1")
     add_messages(run, [f"wren {i}" for i in range(40)])
-    raw_key = create_api_key(tenant, "client")[1]
+    raw_key = create_api_key(tenant, "server")[1]
 
     def get(path, **params):
         return client.get(path, params, HTTP_AUTHORIZATION=f"Bearer {raw_key}")

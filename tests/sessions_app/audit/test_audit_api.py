@@ -115,9 +115,9 @@ def test_a_prompt_contract_posted_for_an_agent_re_audits_its_runs(client, tenant
     assert RunVerdict.objects.get().verdict == Verdict.MISSING_OUTCOME_RECEIPT
 
 
-def test_the_run_audit_lists_every_finding_with_guidance_and_no_content(client, tenant, client_key):
+def test_the_run_audit_lists_every_finding_with_guidance_and_no_content(client, tenant, server_key):
     ingest(tenant, interrupted_history("c-1"), run_id="r-1", conversation_id="c-1", state="interrupted")
-    response = client.get("/api/v1/runs/r-1/audit", HTTP_AUTHORIZATION=f"Bearer {client_key}")
+    response = client.get("/api/v1/runs/r-1/audit", HTTP_AUTHORIZATION=f"Bearer {server_key}")
     assert response.status_code == 200
     body = response.json()
     assert body["verdict"] == Verdict.INTERRUPTED_TOOL

@@ -10,7 +10,7 @@ import pytest
 from search_app.context import read_context
 from search_app.service import run_search
 from sessions_app.transcripts.export import export_conversation
-from tests.masking.shapes import SHAPES
+from tests.masking.shapes import MESSAGE_SHAPES, SHAPES
 from tests.search_app.factories import add_messages, make_run, tool_result
 
 
@@ -69,3 +69,34 @@ def test_a_catastrophic_pattern_saved_by_an_admin_does_not_slow_a_page(world, as
     assert as_role("support").get(f"/conversations/{world.quiet.pk}/", follow=True).status_code == 200
     assert run_search(tenant=world.acme, query="a", conversation_id=world.quiet.external_id) is not None
     assert time.monotonic() - started < 5
+
+
+@pytest.fixture
+def structured(world):
+    """Each credential a message's structure carries (tests/masking/shapes.py MESSAGE_SHAPES), one per message."""
+    run = make_run(world.quiet, "r-structured")
+    entries = add_messages(run, ["structured leak check", *(shape.message for shape in MESSAGE_SHAPES)])
+    world.quiet.refresh_from_db()
+    world.structured_at = entries[0].position
+    return world
+
+
+def test_credentials_in_a_messages_structure_never_leave(structured, as_role):
+    conversation = structured.quiet
+    page = as_role("support").get(f"/conversations/{conversation.pk}/?all=1", follow=True).content.decode()
+    assert "structured leak check" in page
+    window = read_context(
+        tenant=structured.acme,
+        conversation_id=conversation.external_id,
+        position=structured.structured_at,
+        before=0,
+        after=len(MESSAGE_SHAPES),
+    )
+    assert len(window.messages) == 1 + len(MESSAGE_SHAPES)
+    shown = json.dumps(window.as_dict())
+    for shape in MESSAGE_SHAPES:
+        assert shape.secret not in page, shape.name
+        assert shape.secret not in shown, shape.name
+        # Masked before it was indexed: the value as a phrase finds nothing.
+        found = run_search(tenant=structured.acme, query=f'"{shape.secret}"', conversation_id=conversation.external_id)
+        assert not found.results, shape.name
