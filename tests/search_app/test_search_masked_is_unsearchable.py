@@ -6,8 +6,11 @@ word, as part of a phrase, and a number a tenant pattern masks after the message
 """
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.db import connection
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -148,3 +151,31 @@ def test_a_tenant_whose_stored_pattern_is_unusable_gets_nothing_indexed(tenant):
     run = make_run(make_conversation(tenant, "conv-broken"), "run-broken")
     add_messages(run, ["ticket 6990 is the vault ticket"])
     assert not SearchDocument.objects.filter(tenant=tenant).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent saves need PostgreSQL's row locks")
+def test_two_pattern_saves_at_once_both_land_and_the_worker_rebuilds_under_the_last(tenant, api):
+    run = make_run(make_conversation(tenant, "conv-env"), "run-env")
+    add_messages(run, _agent_messages())
+    for round_ in range(4):
+        lists = [[r"\b\d{4}\b"], [rf"\bvault{round_}\b"]]
+        start = threading.Barrier(2)
+
+        def save(patterns: list[str], start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                administration.set_redaction_patterns(tenant, patterns, actor=None)
+            finally:
+                connection.close()
+
+        events = AuditEvent.objects.count()
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(save, lists))  # re-raises either save's error
+        tenant.refresh_from_db()
+        assert tenant.redaction_patterns in lists and AuditEvent.objects.count() == events + 2
+        fold_worker.run_pass()
+        assert not ConversationIndex.objects.filter(pending=True).exists()
+        # Indexed under whichever list was saved last: its masked values unsearchable, the other's searchable.
+        numbers = _found(api("6990"))
+        assert (numbers == 0) == (tenant.redaction_patterns == lists[0]), round_
