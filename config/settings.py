@@ -187,9 +187,13 @@ SESSIONDESK_SEARCH_BM25_B = env_float("SESSIONDESK_SEARCH_BM25_B", 0.75)
 SESSIONDESK_SEARCH_BLOCKS = True
 SESSIONDESK_SEARCH_SQL_RANKING: bool | None = None
 # Unfolded documents of a tenant at which a commit folds them into posting blocks (search_app.folding): inline on
-# SQLite (one writer at a time there anyway), in a background thread on PostgreSQL.
+# SQLite (one writer at a time there anyway); on PostgreSQL the fold worker (manage.py fold_worker, which
+# manage.py serve supervises) folds every tail it finds, checking every SESSIONDESK_FOLD_WORKER_INTERVAL seconds.
 SESSIONDESK_SEARCH_FOLD_AT = 2000
 SESSIONDESK_SEARCH_FOLD_INLINE = DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
+SESSIONDESK_FOLD_WORKER_INTERVAL = env_float("SESSIONDESK_FOLD_WORKER_INTERVAL", 2.0)
+# Whether manage.py serve starts and supervises the fold worker beside gunicorn (off where one runs elsewhere).
+SESSIONDESK_FOLD_WORKER = env_bool("SESSIONDESK_FOLD_WORKER", True)
 # Tools whose calls and results are never indexed, besides search's own (search_app.index.SEARCH_TOOL_NAMES).
 SESSIONDESK_SEARCH_SKIP_TOOLS: tuple[str, ...] = ()
 

@@ -3,9 +3,10 @@
 New documents are written in the transcript's transaction (search_app.index), and a trigger puts each in the
 tail (search_app_unfoldeddocument, migration 0005); they are searchable at once: the block ranker scores the
 tail directly (search_app.ranking.block_ranking). Once a tenant's tail reaches `SESSIONDESK_SEARCH_FOLD_AT`
-documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so folds it: in a background thread on
-PostgreSQL, inline on SQLite (one writer at a time there anyway; the setting `SESSIONDESK_SEARCH_FOLD_INLINE`
-decides otherwise); `manage.py reindex --pending` folds whatever a stopped process left.
+documents (2,000) or its tombstones `PURGE_AT`, the commit that made it so folds it inline on SQLite (one writer at
+a time there anyway; the setting `SESSIONDESK_SEARCH_FOLD_INLINE` decides otherwise). Everywhere else the fold worker
+(search_app.fold_worker, a process `manage.py serve` supervises) folds every tail it finds, and `import_sessions`
+folds what it wrote before it returns; `manage.py reindex --pending` folds whatever is left.
 
 A fold, in one transaction per batch of documents, under a per-tenant lock: read the batch (locking its tail
 rows, so a concurrent delete waits, then finds the tail row gone and leaves a tombstone), invert it
@@ -15,22 +16,17 @@ block holding a tombstoned document (rewritten without it). Then delete the batc
 tombstones purged.
 """
 
-import logging
-import threading
-import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
 from search_app import blocks
 from search_app.backends.base import SqlParams
 from search_app.models import DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
-
-logger = logging.getLogger(__name__)
 
 DOCS = SearchDocument._meta.db_table
 BLOCKS = PostingBlock._meta.db_table
@@ -77,12 +73,16 @@ def _marks(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
-def fold_tenant(tenant_id: int, batch: int = FOLD_BATCH) -> int:
-    """Fold the tenant's whole tail and purge its tombstones; returns documents folded."""
+def fold_tenant(tenant_id: int, batch: int | None = None, progress: Callable[[int], None] | None = None) -> int:
+    """Fold the tenant's whole tail and purge its tombstones, `batch` documents a transaction (FOLD_BATCH); returns
+    documents folded (`progress` gets the running total after each batch)."""
+    batch = batch or FOLD_BATCH
     total = 0
     while True:
         folded, _purged = _fold_batch(tenant_id, batch)
         total += folded
+        if progress is not None and folded:
+            progress(total)
         if folded < batch:
             return total
 
@@ -247,43 +247,11 @@ def tail_sizes(tenant_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
     return sizes
 
 
-_running: set[int] = set()
-_running_lock = threading.Lock()
-
-
 def fold_when_due(tenant_ids: Iterable[int]) -> None:
-    """After a commit: fold the tenants whose tail or tombstones reached their level."""
-    due = [t for t, (tail, dead) in tail_sizes(tenant_ids).items() if tail >= fold_at() or dead >= PURGE_AT]
-    inline = settings.SESSIONDESK_SEARCH_FOLD_INLINE
-    for tenant_id in due:
-        if inline:
+    """After a commit: fold the tenants whose tail or tombstones reached their level, in this process where
+    `SESSIONDESK_SEARCH_FOLD_INLINE` says so; otherwise the fold worker (search_app.fold_worker) takes them."""
+    if not settings.SESSIONDESK_SEARCH_FOLD_INLINE:
+        return
+    for tenant_id, (tail, dead) in tail_sizes(tenant_ids).items():
+        if tail >= fold_at() or dead >= PURGE_AT:
             fold_tenant(tenant_id)
-            continue
-        with _running_lock:
-            if tenant_id in _running:
-                continue  # the running fold takes whatever committed before its next batch
-            _running.add(tenant_id)
-        threading.Thread(target=_fold_in_background, args=(tenant_id,), name=f"fold-{tenant_id}", daemon=True).start()
-
-
-def wait_for_background_folds(timeout: float = 300.0) -> bool:
-    """Wait until this process folds nothing in the background (a benchmark emptying its tables, a command about
-    to exit); False if some fold still runs after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with _running_lock:
-            if not _running:
-                return True
-        time.sleep(0.05)
-    return False
-
-
-def _fold_in_background(tenant_id: int) -> None:
-    try:
-        fold_tenant(tenant_id)
-    except Exception:  # a thread has no caller: log it; the next commit or `reindex --pending` folds again
-        logger.exception("Folding the search tail of tenant %s failed", tenant_id)
-    finally:
-        with _running_lock:
-            _running.discard(tenant_id)
-        connections.close_all()

@@ -3,8 +3,8 @@
 `entries_added` / `entries_removed` are the lead's hooks in sessions_app.transcripts.store (same transaction as the
 TranscriptEntry rows they follow, so the index never lags the transcript). `reindex_conversation` and
 `reconcile_pending` are the reconciliation: conversations stored before the index existed (migration 0003
-marks them) or marked with `mark_pending` (e.g. a rewound branch) are rebuilt by `manage.py reindex --pending`,
-which a scheduler runs; meanwhile searches over them answer `indexing: true`.
+marks them) or marked with `mark_pending` (e.g. a rewound branch) are rebuilt by the fold worker
+(search_app.fold_worker) or `manage.py reindex --pending`; meanwhile searches over them answer `indexing: true`.
 
 What is indexed: the text of each transcript message (user, assistant, tool calls, tool results, system),
 rendered without reasoning, media, and the search tools' own calls and results, so past searches never crowd
@@ -15,7 +15,7 @@ tenant's own patterns) before it is tokenized, so no word, prefix or phrase of a
 index. A tenant whose patterns do not compile gets nothing indexed (fail closed) until they are fixed. Changing a
 tenant's patterns (`tenant_patterns_changed`) marks every conversation of the tenant pending in the same
 transaction; a pending conversation is out of every search scope (search_app.service) until it is rebuilt under
-the new patterns, in a background thread started after the commit or by `manage.py reindex --pending`.
+the new patterns by the fold worker (search_app.fold_worker) or `manage.py reindex --pending`.
 
 The tenant's patterns are read under a shared row lock (PostgreSQL `FOR SHARE`): a pattern change (an UPDATE of
 the tenant row) waits for writers that masked with the old patterns to commit, and only then marks the tenant's
@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
@@ -204,28 +204,10 @@ def mark_pending(conversation_ids: Iterable[int]) -> int:
 
 def tenant_patterns_changed(tenant_id: int) -> int:
     """Call in the transaction that changes a tenant's redaction patterns: every conversation of the tenant with a
-    transcript goes pending (out of search until rebuilt), and a background rebuild starts once it commits."""
+    transcript goes pending (out of search until rebuilt); the fold worker (search_app.fold_worker) rebuilds them,
+    one worker per tenant at a time, one conversation per transaction, so a stopped worker's next start resumes."""
     ids = TranscriptEntry.objects.filter(tenant_id=tenant_id).values_list("conversation_id", flat=True).distinct()
-    marked = mark_pending(ids)
-    transaction.on_commit(lambda: reindex_tenant_in_background(tenant_id))
-    return marked
-
-
-def reindex_tenant_in_background(tenant_id: int) -> threading.Thread:
-    """Rebuild the tenant's pending conversations in a daemon thread; `reindex --pending` finishes what a stopped
-    process leaves."""
-
-    def work() -> None:
-        try:
-            reconcile_pending([tenant_id])
-        except Exception:  # a thread has no caller: log it; the conversations stay pending for the scheduler
-            logger.exception("Background re-index of tenant %s failed", tenant_id)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=work, name=f"reindex-tenant-{tenant_id}", daemon=True)
-    thread.start()
-    return thread
+    return mark_pending(ids)
 
 
 def reindex_conversation(conversation_id: int) -> int:

@@ -112,3 +112,46 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
+
+
+def _fold_workers(group: int) -> set[int]:
+    """The `manage.py fold_worker` processes of the server's process group."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            if b"fold_worker" in cmdline and os.getpgid(int(entry)) == group:
+                found.add(int(entry))
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
+def _wait_for(predicate, what: str, server) -> None:
+    deadline = time.monotonic() + 60
+    while not predicate():
+        if server.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{what}:\n{(server.stdout.read().decode() if server.stdout else '')[-3000:]}")
+        time.sleep(0.3)
+
+
+def test_the_server_runs_a_fold_worker_and_restarts_it_when_killed(production_env):
+    assert manage(production_env, "migrate", "--noinput").returncode == 0
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{free_port()}", "--workers", "1"],
+        cwd=ROOT, env=production_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        _wait_for(lambda: _fold_workers(server.pid), "no fold worker started", server)
+        (first,) = _fold_workers(server.pid)
+        os.kill(first, signal.SIGKILL)
+        _wait_for(lambda: _fold_workers(server.pid) - {first}, "the killed fold worker was not restarted", server)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
+    deadline = time.monotonic() + 30
+    while _fold_workers(server.pid):
+        assert time.monotonic() < deadline, "the fold worker outlived the server"
+        time.sleep(0.3)

@@ -138,7 +138,12 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor: User) 
     except ValueError as error:
         raise AdminError(str(error)) from None
     with transaction.atomic():
-        before = Tenant.objects.filter(pk=tenant.pk).values_list("redaction_patterns", flat=True).first() or []
+        # The tenant row locked first: two saves at once run one after the other, the second comparing with what
+        # the first wrote (no lost update, no two rebuild markings interleaving on the same rows).
+        before = (
+            Tenant.objects.select_for_update().filter(pk=tenant.pk).values_list("redaction_patterns", flat=True).first()
+            or []
+        )
         tenant.redaction_patterns = patterns
         tenant.save(update_fields=["redaction_patterns"])
         if patterns != before:

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 
+from search_app import bulk_load
 from sessions_app.ingest.harness_postgres import HarnessStore, import_new
 from sessions_app.ingest.importers import iter_import_file
 from sessions_app.ingest.payloads import IngestError
@@ -52,6 +53,7 @@ class Command(BaseCommand):
         if options.get("follow"):
             raise CommandError("--follow needs --harness-postgres.")
         failures = 0
+        new_messages = 0
         for path in paths:
             # Each file on its own: one bad file is reported by name and the others still import.
             try:
@@ -68,14 +70,29 @@ class Command(BaseCommand):
                 if isinstance(error, (OperationalError, InterfaceError)):
                     connection.close()
                 continue
+            new_messages += result.new_messages
             self.stdout.write(
                 f"{path}: {len(result.conversations)} conversation(s), {len(result.runs)} run(s), "
                 f"{len(result.created)} new snapshot(s), {len(result.repeated)} already present, "
                 f"{result.new_messages} new distinct message(s), {result.tool_effects} tool-effect record(s)."
             )
         self.stdout.write(f"{len(paths) - failures} of {len(paths)} file(s) imported, {failures} failed.")
+        self._settle(found, new_messages)
         if failures:
             raise CommandError(f"{failures} of {len(paths)} file(s) failed; they changed nothing.")
+
+    def _settle(self, tenant: Tenant, new_messages: int) -> None:
+        """Leave the search index as users need it before returning: folded, and analysed after a big load."""
+        progress = self.stderr.isatty()
+
+        def report(folded: int) -> None:
+            if progress:
+                self.stderr.write(f"\rsearch index: {folded} document(s) folded", ending="")
+
+        folded = bulk_load.settle(tenant.id, new_messages, report)
+        if progress and folded:
+            self.stderr.write("")
+        self.stdout.write(f"Search index: {folded} document(s) folded.")
 
     def _import_file(self, tenant: Tenant, path: Path, source: str) -> IngestResult:
         """One file in one transaction; a transaction the database rolled back (a lock, a deadlock, a lost
@@ -136,6 +153,7 @@ class Command(BaseCommand):
                         connection.close()  # reopened by the next read
                     self.stderr.write(f"nothing imported this time, trying again: {message}")
                     continue
+                self._settle(tenant, result.new_messages)
                 self.stdout.write(
                     f"{store.label}: {len(result.runs)} run(s) with new snapshots, {len(result.created)} new "
                     f"snapshot(s), {len(result.repeated)} already present, {result.new_messages} new distinct "

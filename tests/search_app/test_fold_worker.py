@@ -1,0 +1,103 @@
+"""The fast state is the state users are in: an import folds what it wrote before it returns, and the fold worker (a
+process of its own) finishes whatever a killed worker left, from the database; one worker per tenant at a time."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from search_app import blocks, fold_worker, folding
+from search_app.models import PostingBlock, SearchDocument, UnfoldedDocument
+from tests.agents import weather_messages
+from tests.search_app.factories import make_conversation_with
+
+
+def _export(tmp_path, conversations: int):
+    history = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
+    lines = [
+        {"conversation_id": f"c-{i}", "run_id": f"r-{i}", "agent": "w", "state": "complete", "messages": history}
+        for i in range(conversations)
+    ]
+    path = tmp_path / "batch.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_leaves_no_unfolded_document(tenant, tmp_path, settings):
+    settings.SESSIONDESK_SEARCH_FOLD_INLINE = False  # as on PostgreSQL: no commit folds in process
+    out = StringIO()
+    call_command("import_sessions", "--tenant", tenant.slug, str(_export(tmp_path, 4)), stdout=out)
+    documents = SearchDocument.objects.filter(tenant=tenant).count()
+    assert documents > 0
+    assert not UnfoldedDocument.objects.exists()
+    assert sum(PostingBlock.objects.filter(tenant=tenant, term="weather").values_list("count", flat=True)) > 0
+    assert f"Search index: {documents} document(s) folded." in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_pass_that_dies_midway_is_finished_by_the_next(tenant, monkeypatch):
+    make_conversation_with(tenant, [f"canary deploy {i}" for i in range(300)], external_id="c1")
+    original = blocks.invert
+    calls = []
+
+    def dies_on_the_second_batch(rows):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")  # not an Exception: nothing in the worker catches it
+        return original(rows)
+
+    monkeypatch.setattr(blocks, "invert", dies_on_the_second_batch)
+    monkeypatch.setattr(folding, "FOLD_BATCH", 100)
+    with pytest.raises(KeyboardInterrupt):
+        fold_worker.run_pass()
+    assert UnfoldedDocument.objects.count() == 200  # the first batch committed, the second rolled back
+    monkeypatch.setattr(blocks, "invert", original)
+    assert fold_worker.run_pass().tenants == 1
+    assert not UnfoldedDocument.objects.exists()
+    assert sum(PostingBlock.objects.filter(term="canary").values_list("count", flat=True)) == 300
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time, psycopg
+    with psycopg.connect(sys.argv[1], autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s, %s)", [int(sys.argv[2]), int(sys.argv[3])])
+        conn.execute("BEGIN")
+        conn.execute("DELETE FROM search_app_unfoldeddocument WHERE tenant_id = %s", [int(sys.argv[3])])
+        print("holding", flush=True)
+        time.sleep(120)
+    """
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_workers_tenant_is_skipped_while_claimed_and_finished_by_the_next_start(tenant):
+    if connection.vendor != "postgresql":
+        pytest.skip("claims are PostgreSQL advisory locks")
+    make_conversation_with(tenant, [f"rollback canary {i}" for i in range(50)], external_id="c1")
+    params = connection.get_connection_params()
+    dsn = " ".join(f"{key}={params[key]}" for key in ("host", "port", "dbname", "user") if params.get(key))
+    # A worker midway: its claim held and its fold's deletes not committed, in a process of its own.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, dsn, str(fold_worker._CLAIM_CLASS), str(tenant.id)], stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
+        busy = fold_worker.run_pass()
+        assert (busy.tenants, busy.skipped) == (0, 1)  # claimed: another worker leaves it alone
+        assert UnfoldedDocument.objects.count() == 50
+    finally:
+        os.kill(holder.pid, 9)
+        holder.wait(timeout=30)
+    resumed = fold_worker.run_pass()
+    assert (resumed.tenants, resumed.skipped) == (1, 0)
+    assert not UnfoldedDocument.objects.exists()
+    assert sum(PostingBlock.objects.filter(term="canary").values_list("count", flat=True)) == 50
