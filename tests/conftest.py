@@ -1,14 +1,8 @@
-import os
-
 import pytest
 from django.core.management import call_command
 
+from tests.citus_mode import CITUS_TEST_SHARDS, CITUS_TESTS
 from tests.factories import make_tenant
-
-# `make test-citus`: the test database is a Citus coordinator's, distributed by tenant once migrated. Four shards
-# over the two workers: every placement question a test asks (one shard, a move) is the same as with 32.
-CITUS_TESTS = os.environ.get("SESSIONDESK_CITUS_TESTS") == "1"
-CITUS_TEST_SHARDS = 4
 
 
 @pytest.fixture(scope="session")

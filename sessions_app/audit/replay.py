@@ -40,7 +40,7 @@ class ReplayAnswer:
 def latest_run(conversation: Conversation) -> Run | None:
     return (
         scoped(Run, conversation.tenant)
-        .filter(conversation=conversation)
+        .filter(conversation=conversation, conversation__tenant_id=conversation.tenant_id)
         .select_related("conversation", "tenant")
         .order_by("-started_at", "-id")
         .first()

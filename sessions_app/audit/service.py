@@ -74,7 +74,7 @@ def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]
         latest.setdefault(run_pk, snapshot_id)
     refs: dict[int, list[int]] = {}
     for snapshot_id, message_id in (
-        SnapshotMessage.objects.filter(snapshot_id__in=list(latest.values()))
+        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values()))
         .order_by("snapshot_id", "position")
         .values_list("snapshot_id", "message_id")
     ):
@@ -121,7 +121,7 @@ def build_contexts(
     principals = _group(snapshot_facts.values_list("run_id", "principal_hash"))
     parents = dict(
         scoped(Run, tenant)
-        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id})
+        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id}, conversation__tenant=tenant)
         .values_list("run_id", "conversation__external_id")
     )
     contracts = {
@@ -299,7 +299,12 @@ def audit_runs(
 
 
 def get_run(tenant: Tenant, run_id: str) -> Run:
-    run = scoped(Run, tenant).select_related("conversation", "tenant").filter(run_id=run_id).first()
+    run = (
+        scoped(Run, tenant)
+        .select_related("conversation", "tenant")
+        .filter(run_id=run_id, conversation__tenant=tenant)
+        .first()
+    )
     if run is None:
         raise UnknownRun(run_id)
     return run
