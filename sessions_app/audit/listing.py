@@ -86,7 +86,8 @@ def _runs_by_id(tenant: Tenant, run_ids: set[str], conversation_field: str) -> d
     runs = scoped(Run, tenant).filter(run_id__in=run_ids)
     if conversation_field.startswith("conversation__"):  # a join: named on both tables, so one shard on Citus
         runs = runs.filter(conversation__tenant=tenant)
-    return {run_id: (pk, conversation) for run_id, pk, conversation in runs.values_list("run_id", "pk", conversation_field)}
+    rows = runs.values_list("run_id", "pk", conversation_field)
+    return {run_id: (pk, conversation) for run_id, pk, conversation in rows}
 
 
 def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
