@@ -266,16 +266,19 @@ def _hot_paths(world: World, client: Client, key: str, tmp_path) -> None:
             b"".join(response.streaming_content)
 
 
-def test_the_hot_paths_read_one_partition_per_query(settings, tmp_path):
+def _hot_path_queries(settings, tmp_path) -> list[dict]:
     settings.SESSIONDESK_SEARCH_FOLD_INLINE = True
     settings.SESSIONDESK_SEARCH_FOLD_AT = 1  # every commit folds: the fold's queries are on the hot path too
     world = build_world()
     key = create_api_key(world.acme, "server")[1]
-    client = Client()
     with CaptureQueriesContext(connection) as captured:
-        _hot_paths(world, client, key, tmp_path)
+        _hot_paths(world, Client(), key, tmp_path)
     assert any("search_app_postingblock" in q["sql"] for q in captured.captured_queries)
-    assert _crossing_queries(captured.captured_queries) == []
+    return captured.captured_queries
+
+
+def test_the_hot_paths_read_one_partition_per_query(settings, tmp_path):
+    assert _crossing_queries(_hot_path_queries(settings, tmp_path)) == []
 
 
 def _distributed_job(plan: dict) -> dict | None:
@@ -314,15 +317,7 @@ def _fanned_out_queries(queries: list[dict]) -> list[str]:
 
 @pytest.mark.skipif(not CITUS_TESTS, reason="needs a Citus coordinator (make test-citus)")
 def test_on_citus_every_hot_path_query_is_routed_to_one_shard(settings, tmp_path):
-    settings.SESSIONDESK_SEARCH_FOLD_INLINE = True
-    settings.SESSIONDESK_SEARCH_FOLD_AT = 1
-    world = build_world()
-    key = create_api_key(world.acme, "server")[1]
-    client = Client()
-    with CaptureQueriesContext(connection) as captured:
-        _hot_paths(world, client, key, tmp_path)
-    assert any("search_app_postingblock" in q["sql"] for q in captured.captured_queries)
-    assert _fanned_out_queries(captured.captured_queries) == []
+    assert _fanned_out_queries(_hot_path_queries(settings, tmp_path)) == []
 
 
 @pytest.mark.skipif(not CITUS_TESTS, reason="needs a Citus coordinator (make test-citus)")
