@@ -13,7 +13,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run serve test test-sqlite test-postgres lint typecheck demo bench browsers screenshots
+.PHONY: help install run serve test test-sqlite test-postgres test-citus lint typecheck demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
@@ -68,6 +68,21 @@ test-postgres:
 	  echo "SKIPPED: PostgreSQL at $$url is not reachable (set DATABASE_URL or start the server)."; exit 0; fi; \
 	DATABASE_URL="$$url" $(VPY) -m pytest -m "not browser" $(PYTEST_ARGS) && \
 	{ $(call BROWSER_TESTS,DATABASE_URL="$$url"); }
+
+# The PostgreSQL pass on a Citus cluster (docs/SCALING.md): the test database is made on the coordinator and both
+# workers by ../shared/citus/cluster.sh (Citus creates a database on its workers only from template1, so
+# pytest-django reuses the one made here), migrated, then distributed by distribute_tenants (tests/conftest.py,
+# under SESSIONDESK_CITUS_TESTS). Skipped with a message when Citus is not installed or the script is missing.
+CITUS_DIR ?= $(firstword $(wildcard ../shared/citus ../../shared/citus))
+CITUS_TEST_URL ?= postgres://root@127.0.0.1:5441/sd_citus
+test-citus:
+	@echo "== tests on Citus =="
+	@if [ -z "$(CITUS_DIR)" ] || ! ls /usr/lib/postgresql/*/lib/citus.so >/dev/null 2>&1; then \
+	  if [ "$$CI" = "true" ] && [ -n "$(CITUS_DIR)" ]; then echo "CI requires Citus: run $(CITUS_DIR)/build.sh." >&2; exit 1; fi; \
+	  echo "SKIPPED: Citus is not installed (../shared/citus/build.sh builds it, cluster.sh beside it runs it)."; exit 0; fi; \
+	"$(CITUS_DIR)/cluster.sh" start >/dev/null && \
+	"$(CITUS_DIR)/cluster.sh" reset test_$(notdir $(CITUS_TEST_URL)) >/dev/null && \
+	DATABASE_URL="$(CITUS_TEST_URL)" SESSIONDESK_CITUS_TESTS=1 $(VPY) -m pytest -m "not browser" --reuse-db $(PYTEST_ARGS)
 
 lint: install
 	$(VPY) -m ruff check .

@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 PURE_MODULES = [
+    "sessions_app.tenancy.citus_layout",
     "sessions_app.core.api_input",
     "input_errors",
     "sessions_app.core.paging",

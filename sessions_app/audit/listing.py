@@ -83,12 +83,11 @@ class RepairLink:
 
 def _runs_by_id(tenant: Tenant, run_ids: set[str], conversation_field: str) -> dict[str, tuple[int, Any]]:
     """Run id → (run pk, the run's `conversation_field`) for those of `run_ids` that are runs of this tenant."""
-    return {
-        run_id: (pk, conversation)
-        for run_id, pk, conversation in scoped(Run, tenant)
-        .filter(run_id__in=run_ids)
-        .values_list("run_id", "pk", conversation_field)
-    }
+    runs = scoped(Run, tenant).filter(run_id__in=run_ids)
+    if conversation_field.startswith("conversation__"):  # a join: named on both tables, so one shard on Citus
+        runs = runs.filter(conversation__tenant=tenant)
+    rows = runs.values_list("run_id", "pk", conversation_field)
+    return {run_id: (pk, conversation) for run_id, pk, conversation in rows}
 
 
 def repair_rows(tenant: Tenant, limit: int = 200) -> list[RepairLink]:
@@ -231,9 +230,8 @@ class RunAudit:
 
 
 def run_audit(tenant: Tenant, run: Run) -> RunAudit:
-    owner = (
-        scoped(Conversation, tenant).filter(pk=run.conversation_id).values_list("owner_principal_hash", flat=True)
-    ).first()
+    # Fetched with the tenant named and kept on the run: the report and the page read the run's conversation.
+    run.conversation = scoped(Conversation, tenant).get(pk=run.conversation_id)
     principals = scoped(Snapshot, tenant).filter(run=run).exclude(principal_hash="")
     report = service.audit_report(run)
     hashes = {f["tool_call_hash"] for f in report.findings if f.get("tool_call_hash")}
@@ -245,7 +243,7 @@ def run_audit(tenant: Tenant, run: Run) -> RunAudit:
         latest_snapshot_seq=scoped(Snapshot, tenant).filter(run=run).aggregate(seq=Max("seq"))["seq"],
         receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
         waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
-        owner_principal=owner or "",
+        owner_principal=run.conversation.owner_principal_hash,
         run_principals=tuple(sorted(set(principals.values_list("principal_hash", flat=True)))),
         replay_events=tuple(
             list_audit_events(

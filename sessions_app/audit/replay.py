@@ -59,7 +59,9 @@ def latest_run(
 ) -> Run | None:
     """The conversation's latest run, leaving out the runs `without` (unless that leaves none), or for a client
     `api_key` the latest it wrote."""
-    runs = scoped(Run, conversation.tenant).filter(conversation=conversation)
+    runs = scoped(Run, conversation.tenant).filter(
+        conversation=conversation, conversation__tenant_id=conversation.tenant_id
+    )
     if api_key is not None and api_key.kind == Source.CLIENT:
         runs = runs.filter(pk__in=scoped(Snapshot, conversation.tenant).filter(api_key=api_key).values("run_id"))
     elif without:

@@ -75,7 +75,7 @@ def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]
         latest.setdefault(run_pk, snapshot_id)
     refs: dict[int, list[int]] = {}
     for snapshot_id, message_id in (
-        SnapshotMessage.objects.filter(snapshot_id__in=list(latest.values()))
+        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values()))
         .order_by("snapshot_id", "position")
         .values_list("snapshot_id", "message_id")
     ):
@@ -122,7 +122,7 @@ def build_contexts(
     principals = _group(snapshot_facts.values_list("run_id", "principal_hash"))
     parents = dict(
         scoped(Run, tenant)
-        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id})
+        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id}, conversation__tenant=tenant)
         .values_list("run_id", "conversation__external_id")
     )
     contracts = {
@@ -301,7 +301,11 @@ def audit_runs(
 
 def get_run(tenant: Tenant, run_id: str, api_key: ApiKey | None = None) -> Run:
     """The run of `tenant` (for a client `api_key`, only in a conversation it wrote), else `UnknownRun`."""
-    runs = scoped(Run, tenant).select_related("conversation", "tenant").filter(run_id=run_id)
+    runs = (
+        scoped(Run, tenant)
+        .select_related("conversation", "tenant")
+        .filter(run_id=run_id, conversation__tenant=tenant)
+    )
     if (readable := conversations_readable_by(api_key)) is not None:
         runs = runs.filter(conversation_id__in=readable)
     run = runs.first()

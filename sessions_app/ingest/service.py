@@ -301,7 +301,7 @@ def _locked_runs(
     """Every run the batch names, by run id, its conversation (and those of the tool effects' runs) locked; 403
     for a client key writing to a conversation that holds history it did not write."""
     effect_conversations = Run.objects.filter(
-        tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}
+        tenant=tenant, run_id__in={effect.run_id for effect in tool_effects}, conversation__tenant=tenant
     ).values_list("conversation__external_id", flat=True)
     conversations = _lock_conversations(
         tenant, [*(item.payload.conversation_id for item in prepared), *effect_conversations]

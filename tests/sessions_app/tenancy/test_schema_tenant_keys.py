@@ -1,18 +1,28 @@
 """PostgreSQL's catalog: every tenant-owned key carries the tenant, the largest tables are partitioned by it, and
-the hot paths (ingest, list, transcript, search) read one partition per query (docs/SCALING.md)."""
+the hot paths (ingest by HTTP, OTLP and import, recovery, list, transcript, search in every scope, export, audit,
+replay) read one partition per query; on a Citus coordinator (`make test-citus`) each of their queries is routed
+to one shard (docs/SCALING.md)."""
 
+import io
 import json
 import re
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from sessions_app.tenancy.api_keys import create_api_key
-from tests.agents import weather_messages
+from sessions_app.tenancy.citus import placed_tables
+from tests.agents import traced_weather_runs, weather_messages
+from tests.citus_mode import CITUS_TESTS
 from tests.sessions_app.dashboard.conftest import World, build_world, client_for
 
 pytestmark = [
@@ -195,7 +205,16 @@ def _crossing_queries(queries: list[dict]) -> list[str]:
     return crossing
 
 
-def _hot_paths(world: World, client: Client, key: str) -> None:
+def _otlp_export() -> bytes:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    traced_weather_runs(provider, ["Weather in Zürich?"], conversation_id="conv-otlp")
+    return encode_spans(memory.get_finished_spans()).SerializeToString()
+
+
+def _hot_paths(world: World, client: Client, key: str, tmp_path) -> None:
+    otlp = _otlp_export()  # before the capture: the agent's run makes no query, but keep it out of the way
     history = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
     for step in (1, 2):
         body = {
@@ -226,18 +245,92 @@ def _hot_paths(world: World, client: Client, key: str) -> None:
         assert response.status_code == 200, url
     typed = reader.get("/search/?q=depl", HTTP_HX_REQUEST="true")  # search as you type: the page's partial
     assert typed.status_code == 200
-    for query in ("q=weather&conversation_id=conv-hot", "q=weather&scope=tenant"):
+    for query in ("q=weather&conversation_id=conv-hot", "q=weather&scope=run&run_id=run-hot", "q=weather&scope=tenant"):
         response = client.get(f"/api/v1/search?{query}", HTTP_AUTHORIZATION=f"Bearer {key}")
         assert response.status_code == 200, response.content
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+    response = client.post("/v1/traces", otlp, content_type="application/x-protobuf", **auth)
+    assert response.status_code == 200, response.content
+    imported = tmp_path / "import.jsonl"
+    line = {"conversation_id": "conv-import", "run_id": "run-import", "agent": "w", "state": "complete"}
+    imported.write_text(json.dumps({**line, "messages": history}) + "\n")
+    call_command("import_sessions", "--tenant", world.acme.slug, str(imported), stdout=io.StringIO())
+    for url in ("/api/v1/runs/run-hot/audit", "/api/v1/conversations/conv-hot/replay"):
+        response = client.get(url, **auth)
+        assert response.status_code in (200, 409), (url, response.content)
+    admin = client_for(world.users["admin"])
+    for url in ("/r/run-hot/audit", "/audit/", "/c/conv-hot/export?format=json", "/c/conv-hot/export?format=markdown"):
+        response = admin.get(url)
+        assert response.status_code == 200, url
+        if response.streaming:  # the export's queries run as it streams
+            b"".join(response.streaming_content)
 
 
-def test_the_hot_paths_read_one_partition_per_query(settings):
+def _hot_path_queries(settings, tmp_path) -> list[dict]:
     settings.SESSIONDESK_SEARCH_FOLD_INLINE = True
     settings.SESSIONDESK_SEARCH_FOLD_AT = 1  # every commit folds: the fold's queries are on the hot path too
     world = build_world()
     key = create_api_key(world.acme, "server")[1]
-    client = Client()
     with CaptureQueriesContext(connection) as captured:
-        _hot_paths(world, client, key)
+        _hot_paths(world, Client(), key, tmp_path)
     assert any("search_app_postingblock" in q["sql"] for q in captured.captured_queries)
-    assert _crossing_queries(captured.captured_queries) == []
+    return captured.captured_queries
+
+
+def test_the_hot_paths_read_one_partition_per_query(settings, tmp_path):
+    assert _crossing_queries(_hot_path_queries(settings, tmp_path)) == []
+
+
+def _distributed_job(plan: dict) -> dict | None:
+    """The Citus job of a plan's distributed scan, wherever it sits (under a ModifyTable, a Limit, ...)."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        if "Distributed Query" in node:
+            return node["Distributed Query"]["Job"]
+        stack.extend(node.get("Plans", []))
+    return None
+
+
+def _fanned_out_queries(queries: list[dict]) -> list[str]:
+    """Queries on a distributed table that Citus does not route to one shard: more than one task, or a plan of
+    several jobs (a repartition, a subplan) rather than the router planner's single one."""
+    fanned = []
+    with connection.cursor() as cursor:
+        distributed = {t for t, kind in placed_tables(cursor).items() if kind == "distributed"}
+        for query in queries:
+            sql = query["sql"]
+            # Not INSERTs: the bulk INSERT ... SELECT FROM UNNEST of ingest is planned by Citus as a coordinator
+            # insert-select (docs/SCALING.md), not by the router planner.
+            if not re.match(r"^\s*(SELECT|WITH|UPDATE|DELETE)\b", sql, re.IGNORECASE):
+                continue
+            if not any(re.search(rf"\b{table}\b", sql) for table in distributed):
+                continue
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+            (plan,) = cursor.fetchone()[0]
+            job = _distributed_job(plan["Plan"])
+            if job is None or job.get("Task Count") != 1 or "Subplans" in plan["Plan"].get("Distributed Query", {}):
+                tasks = None if job is None else job.get("Task Count")
+                fanned.append(f"{tasks} tasks: {sql[:600]}")
+    return fanned
+
+
+@pytest.mark.skipif(not CITUS_TESTS, reason="needs a Citus coordinator (make test-citus)")
+def test_on_citus_every_hot_path_query_is_routed_to_one_shard(settings, tmp_path):
+    assert _fanned_out_queries(_hot_path_queries(settings, tmp_path)) == []
+
+
+@pytest.mark.skipif(not CITUS_TESTS, reason="needs a Citus coordinator (make test-citus)")
+def test_on_citus_every_tenant_owned_table_is_distributed_and_every_shared_one_a_reference_table():
+    """Found from the catalog, not a list: a tenant-owned table a new migration adds fails here by name until
+    distribute_tenants (which finds it the same way) has distributed it."""
+    with connection.cursor() as cursor:
+        owned = tenant_owned_tables(cursor)
+        placed = placed_tables(cursor)
+        cursor.execute(
+            "SELECT colocationid, count(*) FROM pg_dist_partition WHERE partmethod = 'h' GROUP BY colocationid"
+        )
+        groups = cursor.fetchall()
+    assert sorted(t for t in owned if placed.get(t) != "distributed") == []
+    assert sorted(t for t in REFERENCE_TABLES if placed.get(t) != "reference") == []
+    assert len(groups) == 1  # one colocation group: a tenant's rows of every table on one node
