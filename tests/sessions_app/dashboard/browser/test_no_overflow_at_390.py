@@ -13,6 +13,7 @@ NOT_PAGES = {
     "audit csv",
     "export download",
     "export conversation",
+    "export review",
     "timeline",
     "legacy conversation url",
     "legacy run url",
