@@ -5,7 +5,6 @@ from collections.abc import Callable, Sequence
 
 from django.db.models import QuerySet
 
-from sessions_app.dashboard.conversation_list import PAGE_SIZE
 from sessions_app.models import Conversation, Tenant
 from sessions_app.review import scores
 from sessions_app.review.score_filters import ReviewQuery
@@ -25,9 +24,9 @@ def narrowed(tenant: Tenant, review: ReviewQuery) -> Narrowing:
     return lambda qs: scores.narrow_by_scores(qs, tenant, review)
 
 
-def sorted_page(tenant: Tenant, qs: QuerySet[Conversation], review: ReviewQuery) -> list[Conversation]:
-    """The first page in score order (a score sort has no further pages, as a ranked search has none)."""
-    return list(scores.sorted_by_score(qs, tenant, review)[:PAGE_SIZE])
+def sorted_page(tenant: Tenant, qs: QuerySet[Conversation], review: ReviewQuery, size: int) -> list[Conversation]:
+    """The first `size` rows in score order (a score sort has no further pages, as a ranked search has none)."""
+    return list(scores.sorted_by_score(qs, tenant, review)[:size])
 
 
 def row_scores(tenant: Tenant, conversations: Sequence[Conversation]) -> dict[int, list[scores.ShownScore]]:

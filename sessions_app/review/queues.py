@@ -3,61 +3,34 @@ score and comment it, and mark it done. Taking an item locks the queue's next op
 SKIP LOCKED` on PostgreSQL), so two reviewers taking at once get different items."""
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.http import QueryDict
 from django.utils import timezone
 
 from input_errors import RejectedInput
 from sessions_app.audit.events import record_event
 from sessions_app.audit.vocabulary import EventClass
-from sessions_app.dashboard import conversation_list
-from sessions_app.dashboard.forms import ConversationFilterForm
-from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.models import ItemState, ReviewItem, ReviewQueue, Tenant
-from sessions_app.review import scores
-from sessions_app.review.score_filters import parse_review_query
 from sessions_app.tenancy.scoping import scoped
 
 MAX_ITEMS = 500
-FILTER_PATHS = ("/conversations/", "/search/")
+
+type Selector = Callable[[Tenant, str, int], list[int]]
+"""What fills a queue: the pks of the conversations a source (a list filter URL, a search) selects in the tenant,
+in the order its page shows them, at most the number given; RejectedInput for a source it cannot read. The
+dashboard's, which reads its own pages' URLs, is `dashboard.filter_urls.conversations_for`."""
 
 
-def conversations_for(tenant: Tenant, source: str) -> list[int]:
-    """The conversation pks a list filter URL (`/conversations/?…`) or a search (`/search/?q=…`, or plain search
-    text) selects, in the order the page shows them, at most MAX_ITEMS."""
-    parts = urlsplit(source.strip())
-    if parts.path not in FILTER_PATHS:
-        params = QueryDict(mutable=True)
-        params["q"] = source.strip()
-    else:
-        params = QueryDict(parts.query)
-    if not params.get("q", "").strip() and parts.path != "/conversations/":
-        raise RejectedInput("Give a list filter URL (/conversations/?…) or a search (/search/?q=… or its text).")
-    form = ConversationFilterForm(params, agents=conversation_list.agent_names(tenant))
-    if not form.is_valid():
-        raise RejectedInput(" ".join(str(e) for errs in form.errors.values() for e in errs))
-    review = parse_review_query(form.cleaned_data.get("q", ""))
-    qs = scores.narrow_by_scores(conversation_list.filtered_conversations(tenant, form.filters()), tenant, review)
-    if review.text:
-        found = ranked_conversation_ids(tenant, review.text)
-        allowed = set(qs.filter(pk__in=found.ids).values_list("pk", flat=True))
-        return [pk for pk in found.ids if pk in allowed][:MAX_ITEMS]
-    sort = conversation_list.SORTS[form.sort_key()]
-    prefix = "-" if sort.descending else ""
-    return list(qs.order_by(f"{prefix}{sort.field}", f"{prefix}pk").values_list("pk", flat=True)[:MAX_ITEMS])
-
-
-def create_queue(tenant: Tenant, name: str, source: str, *, actor: User) -> ReviewQueue:
+def create_queue(tenant: Tenant, name: str, source: str, *, actor: User, select: Selector) -> ReviewQueue:
     name = name.strip()
     if not name or len(name) > 200:
         raise RejectedInput("A queue needs a name of at most 200 characters.")
     if len(source) > 2000:
         raise RejectedInput("The filter or search is at most 2,000 characters.")
-    pks = conversations_for(tenant, source)
+    pks = select(tenant, source, MAX_ITEMS)[:MAX_ITEMS]
     if not pks:
         raise RejectedInput("That filter or search selects no conversation; nothing to review.")
     with transaction.atomic():

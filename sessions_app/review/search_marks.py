@@ -3,8 +3,8 @@ matching the text (members only: the search page is a member's; agents and keys 
 search_app, which never reads comments)."""
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from sessions_app.dashboard.search_access import SearchOutcome
 from sessions_app.models import Comment, Conversation, Tenant
 from sessions_app.review import comments, scores
 from sessions_app.review.score_filters import ReviewQuery
@@ -19,7 +19,21 @@ class SearchMarks:
     comments: list[Comment] = field(default_factory=list)
 
 
-def narrow_hits(tenant: Tenant, outcome: SearchOutcome, review: ReviewQuery) -> str:
+class HitGroup(Protocol):
+    """What this reads of a page's group of hits (the dashboard's `search_access.HitGroup`)."""
+
+    conversation_pk: int
+    tenant: str  # the slug of the group's tenant, "" for the current one
+
+
+class GroupedHits[G: HitGroup](Protocol):
+    """A page of grouped hits (the dashboard's `search_access.SearchOutcome`): its groups are narrowed in place."""
+
+    error: str
+    groups: list[G]
+
+
+def narrow_hits[G: HitGroup](tenant: Tenant, outcome: GroupedHits[G], review: ReviewQuery) -> str:
     """Keep the page's groups whose conversation (in this tenant) passes the clauses; the notice says the counts
     above are of the text alone, since the clauses narrow after ranking."""
     if not review.narrows or outcome.error:

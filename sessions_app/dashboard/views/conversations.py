@@ -70,7 +70,9 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         page = conversation_list.Page([by_pk[pk] for pk in found.ids if pk in by_pk], None)
     elif review.sort:
         qs = narrowed(conversation_list.filtered_conversations(request.tenant, filters))
-        page = conversation_list.Page(review_listing.sorted_page(request.tenant, qs, review), None)
+        page = conversation_list.Page(
+            review_listing.sorted_page(request.tenant, qs, review, conversation_list.PAGE_SIZE), None
+        )
     else:
         qs = narrowed(conversation_list.filtered_conversations(request.tenant, filters))
         try:

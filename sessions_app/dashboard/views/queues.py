@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from input_errors import RejectedInput
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import ReviewItem, ReviewQueue
 from sessions_app.review import queues
@@ -40,7 +41,9 @@ def queue_list(request: MemberRequest) -> HttpResponse:
 def create_queue(request: MemberRequest) -> HttpResponse:
     source = request.POST.get("source", "")
     try:
-        queue = queues.create_queue(request.tenant, request.POST.get("name", ""), source, actor=request.user)
+        queue = queues.create_queue(
+            request.tenant, request.POST.get("name", ""), source, actor=request.user, select=conversations_for
+        )
     except RejectedInput as refused:
         return _queue_list(request, error=refused.message, source=source[:2000])
     messages.success(request, f"Queue {queue.name!r} filled.")

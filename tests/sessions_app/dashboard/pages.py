@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from django.test import Client
 
 from sessions_app.audit.evidence import add_wait
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.dashboard.ids import quote_id
 from sessions_app.models import Conversation, Membership, ReviewPolicy, Run, Snapshot, Tenant
 from sessions_app.review import comments, queues, scores, share_links
@@ -122,7 +123,7 @@ def _review_objects(tenant: Tenant, conversation: Conversation, member: Membersh
         scores.define_score(tenant, ScoreShape("helpfulness", ScoreKind.NUMERIC, 1, 5), actor="matrix")
     ReviewPolicy.objects.update_or_create(tenant=tenant, defaults={"share_links_enabled": True})
     comment = comments.add_comment(tenant, conversation, Target(), "matrix", author=member.user)
-    queue = queues.create_queue(tenant, "matrix", "/conversations/", actor=member.user)
+    queue = queues.create_queue(tenant, "matrix", "/conversations/", actor=member.user, select=conversations_for)
     link, _ = share_links.create_link(tenant, conversation, actor=member.user)
     item = queue.items.order_by("order").first()
     assert item is not None

@@ -4,6 +4,7 @@ scores, comments and queue items along."""
 
 import pytest
 
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.models import AuditEvent, Comment, Conversation, ItemState, ReviewItem, ReviewQueue, Score
 from sessions_app.review import comments, queues, scores
 from sessions_app.review.score_values import ScoreKind, ScoreShape
@@ -49,7 +50,9 @@ def test_support_reviews_but_does_not_fill_queues(world, as_role):
 
 
 def test_reviewers_take_distinct_items_and_progress_says_who_did_what(world, as_role):
-    queue = queues.create_queue(world.acme, "all", "/conversations/", actor=world.users["operator"])
+    queue = queues.create_queue(
+        world.acme, "all", "/conversations/", actor=world.users["operator"], select=conversations_for
+    )
     sam, olga = as_role("support"), as_role("operator")
     first = sam.post(f"/queues/{queue.pk}/next")["Location"]
     assert sam.post(f"/queues/{queue.pk}/next")["Location"] == first  # the item in review stays theirs
@@ -70,7 +73,9 @@ def test_deleting_a_conversation_removes_its_scores_comments_and_queue_items(wor
     scores.define_score(world.acme, ScoreShape("helpfulness", ScoreKind.NUMERIC, 1, 5), actor="ada")
     scores.set_score(world.acme, world.deploy, Target(), "helpfulness", 3, author="user:ada")
     comments.add_comment(world.acme, world.deploy, Target(position=1), "note", author=world.users["admin"])
-    queue = queues.create_queue(world.acme, "all", "/conversations/", actor=world.users["operator"])
+    queue = queues.create_queue(
+        world.acme, "all", "/conversations/", actor=world.users["operator"], select=conversations_for
+    )
     delete_conversations(Conversation.objects.filter(pk=world.deploy.pk))
     assert not Score.objects.exists() and not Comment.objects.exists()
     assert [i.conversation_id for i in ReviewItem.objects.filter(queue=queue)] == [world.quiet.pk]

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.models import ItemState, ReviewItem
 from sessions_app.review import queues
 from tests.factories import make_member, make_tenant
@@ -36,7 +37,7 @@ def test_reviewers_taking_at_once_get_different_items():
     for n in range(REVIEWERS):
         ingest_plan(tenant, quiet_plan(), f"conv-{n}")
     reviewers = [make_member(tenant, "support", f"reviewer{n}") for n in range(REVIEWERS)]
-    queue = queues.create_queue(tenant, "all", "/conversations/", actor=reviewers[0])
+    queue = queues.create_queue(tenant, "all", "/conversations/", actor=reviewers[0], select=conversations_for)
     for _ in range(3):
         ReviewItem.objects.filter(queue=queue).update(state=ItemState.OPEN, reviewer=None)
         taken = _at_once(REVIEWERS, lambda i: queues.take_next(tenant, queue, reviewers[i]))
@@ -51,7 +52,7 @@ def test_two_reviewers_finishing_one_open_item_at_once_record_it_once():
     tenant = make_tenant("acme", "Acme")
     ingest_plan(tenant, quiet_plan(), "conv-0")
     reviewers = [make_member(tenant, "support", f"reviewer{n}") for n in range(2)]
-    queue = queues.create_queue(tenant, "all", "/conversations/", actor=reviewers[0])
+    queue = queues.create_queue(tenant, "all", "/conversations/", actor=reviewers[0], select=conversations_for)
     item = queue.items.get()
 
     def finish(index):

@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.models import ReviewPolicy, ShareLink
 from sessions_app.review import comments, queues, scores
 from sessions_app.review.score_values import ScoreKind, ScoreShape
@@ -31,7 +32,11 @@ def test_review_pages_and_writes_name_the_tenant_on_every_table():
         comment = comments.comments_on(world.acme, world.deploy)[0].comment
         sam.post(f"/comments/{comment.pk}/edit", {"body": "@ada look again"})
         queue = queues.create_queue(
-            world.acme, "q", "/conversations/?q=score:helpfulness>=1", actor=world.users["operator"]
+            world.acme,
+            "q",
+            "/conversations/?q=score:helpfulness>=1",
+            actor=world.users["operator"],
+            select=conversations_for,
         )
         next_url = sam.post(f"/queues/{queue.pk}/next")["Location"]
         ada.post("/c/conv-deploy/share")

@@ -4,6 +4,7 @@ comments, marks it done and is given the next; then filters the conversation lis
 import pytest
 from playwright.sync_api import expect
 
+from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.models import AuditEvent, Comment, ItemState, ReviewItem, Score
 from sessions_app.review import queues, scores
 from sessions_app.review.score_values import ScoreKind, ScoreShape
@@ -17,7 +18,9 @@ def queue_of_five(live_world):
     for n in range(3, 6):
         ingest_plan(live_world.acme, quiet_plan(), f"conv-quiet-{n}")
     scores.define_score(live_world.acme, ScoreShape("helpfulness", ScoreKind.NUMERIC, 1, 5), actor="ada")
-    queue = queues.create_queue(live_world.acme, "this week", "/conversations/", actor=live_world.users["operator"])
+    queue = queues.create_queue(
+        live_world.acme, "this week", "/conversations/", actor=live_world.users["operator"], select=conversations_for
+    )
     assert queue.items.count() == 5
     return queue
 
