@@ -47,7 +47,7 @@ def conversations_for(tenant: Tenant, source: str, limit: int) -> list[int]:
         allowed = set(qs.filter(pk__in=found.ids).values_list("pk", flat=True))
         return [pk for pk in found.ids if pk in allowed][:limit]
     if review.sort:
-        return list(scores.sorted_by_score(qs, tenant, review).values_list("pk", flat=True)[:limit])
+        return scores.sorted_by_score(qs, tenant, review, limit)
     sort = conversation_list.SORTS[form.sort_key()]
     prefix = "-" if sort.descending else ""
     return list(qs.order_by(f"{prefix}{sort.field}", f"{prefix}pk").values_list("pk", flat=True)[:limit])

@@ -58,7 +58,10 @@ class Score(models.Model):
         ]
         indexes = [
             models.Index(fields=["tenant", "conversation"], name="score_tenant_conversation"),
-            models.Index(fields=["tenant", "definition", "number"], name="score_tenant_definition"),
+            # A score sort walks one of these in order and stops at a page of conversations (review/scores.py):
+            # best value first, ties newest first, either way up.
+            models.Index(fields=["tenant", "definition", "number", "conversation"], name="score_sort_high_first"),
+            models.Index(fields=["tenant", "definition", "number", "-conversation"], name="score_sort_low_first"),
         ]
 
 

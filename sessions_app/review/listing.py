@@ -18,7 +18,7 @@ def narrowed(tenant: Tenant, review: ReviewQuery) -> Narrowing:
     # Built once on no rows (no query runs) so every refusal comes now, before the page starts reading.
     scores.narrow_by_scores(Conversation.objects.none(), tenant, review)
     if review.sort:
-        scores.sorted_by_score(Conversation.objects.none(), tenant, review)
+        scores.sort_definition(tenant, review)
     if not review.narrows:
         return lambda qs: qs
     return lambda qs: scores.narrow_by_scores(qs, tenant, review)
@@ -26,7 +26,9 @@ def narrowed(tenant: Tenant, review: ReviewQuery) -> Narrowing:
 
 def sorted_page(tenant: Tenant, qs: QuerySet[Conversation], review: ReviewQuery, size: int) -> list[Conversation]:
     """The first `size` rows in score order (a score sort has no further pages, as a ranked search has none)."""
-    return list(scores.sorted_by_score(qs, tenant, review)[:size])
+    pks = scores.sorted_by_score(qs, tenant, review, size)
+    by_pk = {c.pk: c for c in qs.filter(pk__in=pks)}
+    return [by_pk[pk] for pk in pks]
 
 
 def row_scores(tenant: Tenant, conversations: Sequence[Conversation]) -> dict[int, list[scores.ShownScore]]:

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from input_errors import RejectedInput
@@ -137,13 +137,17 @@ def _clause_scores(tenant: Tenant, clause: ScoreClause) -> QuerySet[Score]:
 
 
 def _label_scores(tenant: Tenant, label: str) -> QuerySet[Score]:
-    """A label is a boolean score of that name set to yes, or a categorical score holding that category."""
-    return scoped(Score, tenant).filter(
-        Q(definition__kind=ScoreKind.BOOLEAN, definition__name=label, number=1.0)
-        | Q(definition__kind=ScoreKind.CATEGORICAL, text=label),
-        conversation=OuterRef("pk"),
-        definition__tenant=tenant,
-    )
+    """A label is a boolean score of that name set to yes, or a categorical score holding that category. The
+    definitions it can be are picked first (a tenant has a handful), so the database reads only their rows."""
+    match = Q()
+    for definition in definitions(tenant):
+        if definition.kind == ScoreKind.BOOLEAN and definition.name == label:
+            match |= Q(definition=definition, number=1.0)
+        elif definition.kind == ScoreKind.CATEGORICAL and label in definition.categories:
+            match |= Q(definition=definition, text=label)
+    if not match:
+        return scoped(Score, tenant).none()
+    return scoped(Score, tenant).filter(match, conversation=OuterRef("pk"))
 
 
 def narrow_by_scores(qs: QuerySet[Conversation], tenant: Tenant, query: ReviewQuery) -> QuerySet[Conversation]:
@@ -155,16 +159,36 @@ def narrow_by_scores(qs: QuerySet[Conversation], tenant: Tenant, query: ReviewQu
     return qs
 
 
-def sorted_by_score(qs: QuerySet[Conversation], tenant: Tenant, query: ReviewQuery) -> QuerySet[Conversation]:
-    """`qs` ordered by the query's sort score (conversations without one last); the best of several values counts."""
+def sort_definition(tenant: Tenant, query: ReviewQuery) -> ScoreDefinition:
+    """The definition the query sorts by; refused when it does not exist or cannot be ordered."""
     definition = definition_named(tenant, query.sort)
     if definition.kind == ScoreKind.CATEGORICAL:
         raise RejectedInput(f"sort:{query.sort} is categorical; sort by a numeric or boolean score.")
-    # A correlated subquery, not Max() with GROUP BY: on PostgreSQL the conversation's primary key is (tenant_id,
-    # id), so grouping by the id Django knows of is refused.
-    values = scoped(Score, tenant).filter(definition=definition, conversation=OuterRef("pk"), number__isnull=False)
-    best = values.order_by("number" if query.sort_ascending else "-number").values("number")[:1]
-    annotated = qs.annotate(sort_value=Subquery(best))
-    value = F("sort_value")
-    order = value.asc(nulls_last=True) if query.sort_ascending else value.desc(nulls_last=True)
-    return annotated.order_by(order, "-pk")
+    return definition
+
+
+def sorted_by_score(qs: QuerySet[Conversation], tenant: Tenant, query: ReviewQuery, limit: int) -> list[int]:
+    """The pks of `qs`'s first `limit` conversations in the order of their best value of the query's sort score
+    (the highest; the lowest with `:asc`), ties newest first, then those without one, newest first.
+
+    The score's values are walked in order on the (tenant, definition, number) index until `limit` conversations
+    are found, so the cost follows the page, not the tenant's history: a correlated subquery giving every
+    conversation its best value before sorting cost 45 ms at 2,500 conversations (bench/review.py)."""
+    definition = sort_definition(tenant, query)
+    values = scoped(Score, tenant).filter(definition=definition, number__isnull=False)
+    walk = values.filter(conversation__in=qs.values("pk")).order_by(
+        "number" if query.sort_ascending else "-number", "-conversation_id"
+    )
+    found: dict[int, None] = {}  # insertion-ordered: a conversation's first row in the walk holds its best value
+    chunk, start = limit * 4, 0
+    while len(found) < limit:
+        rows = list(walk.values_list("conversation_id", flat=True)[start : start + chunk])
+        found.update(dict.fromkeys(rows))
+        if len(rows) < chunk:
+            break
+        start += chunk
+    pks = list(found)[:limit]
+    if len(pks) < limit:  # fewer scored than a page: the rest have no value, newest first
+        unscored = qs.exclude(Exists(values.filter(conversation=OuterRef("pk")))).order_by("-pk")
+        pks += unscored.values_list("pk", flat=True)[: limit - len(pks)]
+    return pks
