@@ -51,6 +51,8 @@ CASES = {
 
 
 def configure(url: str, fresh: bool) -> None:
+    """bench/pages.py's steps (which cannot be imported here: it puts bench/ first on the path, where
+    bench/masking.py hides the masking package), and `fresh` drops the database first."""
     import psycopg
 
     name = url.rsplit("/", 1)[1]
@@ -205,6 +207,27 @@ def time_case(client, url: str, repeat: int) -> dict:
     }
 
 
+def score_query_work(client, url: str) -> dict:
+    """What the request's queries that read scores cost in the database, by EXPLAIN (ANALYZE, BUFFERS): pages
+    touched (buffers hit or read) count the work itself, which a loaded machine does not change."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    pages, ms = 0, 0.0
+    for query in captured.captured_queries:
+        if "sessions_app_score" not in query["sql"] or not query["sql"].lstrip().upper().startswith("SELECT"):
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query["sql"])
+            plan = cursor.fetchone()[0]
+        plan = json.loads(plan)[0] if isinstance(plan, str) else plan[0]
+        pages += plan["Plan"]["Shared Hit Blocks"] + plan["Plan"]["Shared Read Blocks"]
+        ms += plan["Execution Time"]
+    return {"score_queries_pages": pages, "score_queries_ms": round(ms, 2)}
+
+
 def member_client(tenant):  # an admin of this tenant only, so the list shows its rows
     from django.contrib.auth import get_user_model
     from django.test import Client
@@ -265,13 +288,21 @@ def main() -> None:
         }
         for name, query in CASES.items():
             url = "/conversations/" + (f"?q={quote(query)}" if query else "")
-            size["results"][name] = time_case(client, url, args.requests)
+            size["results"][name] = time_case(client, url, args.requests) | score_query_work(client, url)
             print(f"  {name}: {size['results'][name]}", flush=True)
         size["load_average_after"] = os.getloadavg()
         report["sizes"].append(size)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(report, indent=2))
 
+    head = " | ".join(f"{s['runs']:,} runs" for s in report["sizes"])
+    print(f"\nscore queries: pages touched / execution ms (EXPLAIN ANALYZE)\n| case | {head} |")
+    for name in CASES:
+        cells = " | ".join(
+            f"{r['score_queries_pages']} / {r['score_queries_ms']}"
+            for r in (s["results"][name] for s in report["sizes"])
+        )
+        print(f"| {name} | {cells} |")
     head = " | ".join(f"{s['runs']:,} runs ({s['messages']:,} msgs, {s['scores']:,} scores)" for s in report["sizes"])
     print(f"\nmedian / p95 ms (sql median)\n| case | {head} |\n| --- |" + " ---: |" * len(report["sizes"]))
     for name in CASES:
