@@ -13,6 +13,7 @@ from input_errors import RejectedInput
 from sessions_app.audit.events import record
 from sessions_app.audit.vocabulary import EventClass
 from sessions_app.dashboard.ids import conversation_url
+from sessions_app.dashboard.settings_form import settings_page
 from sessions_app.models import Conversation, ReviewItem, Tenant
 from sessions_app.review import comments, scores, share_links
 from sessions_app.review import export as review_export
@@ -178,21 +179,17 @@ def comment_search(request: MemberRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_SCORE_NAMES)
 def score_names(request: MemberRequest) -> HttpResponse:
-    error = ""
-    if request.method == "POST":
-        try:
-            shape = _shape(request)
-            scores.define_score(request.tenant, shape, actor=request.user.get_username())
-        except RejectedInput as refused:
-            error = refused.message
-        else:
-            messages.success(request, f"Score {shape.name!r} defined.")
-            return HttpResponseRedirect("/settings/scores/")
-    return render(
+    def save() -> str:
+        shape = _shape(request)
+        scores.define_score(request.tenant, shape, actor=request.user.get_username())
+        return f"Score {shape.name!r} defined."
+
+    return settings_page(
         request,
-        "review_score_names.html",
-        {"section": "admin", "tab": "scores", "definitions": scores.definitions(request.tenant), "error": error},
-        status=400 if error else 200,
+        template="review_score_names.html",
+        tab="scores",
+        save=save,
+        context=lambda: {"definitions": scores.definitions(request.tenant)},
     )
 
 

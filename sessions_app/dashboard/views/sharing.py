@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from input_errors import RejectedInput
 from sessions_app.dashboard.ids import conversation_url
+from sessions_app.dashboard.settings_form import settings_page
 from sessions_app.dashboard.transcript_html import RenderOptions, render_messages
 from sessions_app.review import share_links
 from sessions_app.tenancy.permissions import (
@@ -43,25 +44,22 @@ def permalink(request: HttpRequest, tenant_slug: str, rest: str) -> HttpResponse
 @require_http_methods(["GET", "POST"])
 @member_view(Action.MANAGE_SHARE_LINKS)
 def share_policy(request: MemberRequest) -> HttpResponse:
-    error = ""
-    if request.method == "POST":
+    def save() -> str:
         try:
             days = int(request.POST.get("days", "7"))
-            share_links.set_policy(
-                request.tenant, enabled=request.POST.get("enabled") == "1", days=days, actor=request.user
-            )
         except ValueError:
-            error = "The number of days is a whole number."
-        except RejectedInput as refused:
-            error = refused.message
-        else:
-            messages.success(request, "Share-link policy saved.")
-            return HttpResponseRedirect("/settings/sharing/")
-    return render(
+            raise RejectedInput("The number of days is a whole number.") from None
+        share_links.set_policy(
+            request.tenant, enabled=request.POST.get("enabled") == "1", days=days, actor=request.user
+        )
+        return "Share-link policy saved."
+
+    return settings_page(
         request,
-        "review_share_policy.html",
-        {"section": "admin", "tab": "sharing", "policy": share_links.policy(request.tenant), "error": error},
-        status=400 if error else 200,
+        template="review_share_policy.html",
+        tab="sharing",
+        save=save,
+        context=lambda: {"policy": share_links.policy(request.tenant)},
     )
 
 

@@ -29,6 +29,8 @@ def test_share_links_are_off_until_an_admin_turns_them_on(world, as_role):
     assert not ShareLink.objects.exists()
     assert as_role("operator").post("/settings/sharing/", {"enabled": "1", "days": "3"}).status_code == 403
     assert as_role("admin").post("/settings/sharing/", {"enabled": "1", "days": "0"}).status_code == 400
+    not_a_number = as_role("admin").post("/settings/sharing/", {"enabled": "1", "days": "seven"})
+    assert not_a_number.status_code == 400 and "whole number" in not_a_number.content.decode()
     assert not share_links.policy(world.acme).share_links_enabled
 
 
