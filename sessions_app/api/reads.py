@@ -27,6 +27,7 @@ from sessions_app.api.search_params import (
 )
 from sessions_app.audit import run_verdicts, service
 from sessions_app.audit.events import list_audit_events, record_event
+from sessions_app.audit.ledger import effect_outcome
 from sessions_app.audit.replay import replay_history
 from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
 from sessions_app.core import paging
@@ -240,17 +241,6 @@ def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
         for run in runs
     ]
     return row
-
-
-OUTCOME_UNKNOWN = "outcome unknown after crash"
-
-
-def effect_outcome(status: str, ended: bool, run_state: str) -> str:
-    """What a ledger entry says happened: a call `started` and never ended while its run is no longer running
-    may have had its side effect or not (query the destination before any retry)."""
-    if status == "started" and not ended and run_state != RunState.RUNNING:
-        return OUTCOME_UNKNOWN
-    return status
 
 
 def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
