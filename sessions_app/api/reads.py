@@ -36,6 +36,7 @@ from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, T
 from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import conversations_readable_by, scoped
 from sessions_app.transcripts.masking import masker_for
+from sessions_app.transcripts.runtime_spans import approvals_of
 from sessions_app.transcripts.snapshots import diff_between, previous_snapshot
 
 MAX_LIST_LIMIT = 100
@@ -244,7 +245,8 @@ def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
 
 
 def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
-    """A run with its snapshots (no content) and its tool-effect ledger, each effect's outcome judged."""
+    """A run with its snapshots (no content), its tool-effect ledger (each effect's outcome judged) and the calls
+    it ended waiting on for approval (awaiting approval, approved or denied)."""
     run = service.get_run(key.tenant, run_id, key)
     snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
     effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
@@ -267,6 +269,18 @@ def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
                 "ended_at": e.ended_at.isoformat() if e.ended_at else None,
             }
             for e in effects
+        ],
+        "approvals": [
+            {
+                "tool_name": a.tool_name,
+                "tool_call_id": a.tool_call_id,
+                "wait": a.wait,
+                "state": a.state,
+                "waiting_since": a.waiting_since.isoformat(),
+                "decided_in_run": a.decided_in_run or None,
+                "decided_at": a.decided_at.isoformat() if a.decided_at else None,
+            }
+            for a in approvals_of(run)
         ],
     }
 

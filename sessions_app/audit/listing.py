@@ -24,6 +24,7 @@ from sessions_app.core import paging
 from sessions_app.models import Conversation, Run, Snapshot, Tenant, ToolEffect
 from sessions_app.models.audit import AuditEvent, Receipt, RunVerdict, Wait
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.runtime_spans import Approval, approvals_of
 
 PAGE_SIZE = 50
 
@@ -250,6 +251,7 @@ class RunAudit:
     places: dict[str, RepairPlace] = field(default_factory=dict)  # hashed tool-call id → its place
     latest_snapshot_seq: int | None = None  # the history the audit judged
     tool_effects: tuple[LedgerEntry, ...] = ()  # the run's tool-effect ledger, in start order
+    approvals: tuple[Approval, ...] = ()  # the calls the run ended waiting on, and what became of them
 
     @property
     def findings(self) -> list[tuple[dict[str, str], RepairPlace | None]]:
@@ -275,6 +277,7 @@ def run_audit(tenant: Tenant, run: Run) -> RunAudit:
         places={h: places[(run.pk, h)] for h in hashes},
         latest_snapshot_seq=scoped(Snapshot, tenant).filter(run=run).aggregate(seq=Max("seq"))["seq"],
         tool_effects=run_ledger(tenant, run),
+        approvals=tuple(approvals_of(run)),
         receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
         waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
         owner_principal=run.conversation.owner_principal_hash,

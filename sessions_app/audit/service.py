@@ -27,6 +27,7 @@ from sessions_app.models import (
     Receipt,
     Run,
     RunState,
+    RuntimeSpan,
     RunVerdict,
     Snapshot,
     SnapshotMessage,
@@ -142,6 +143,12 @@ def build_contexts(
         for run_pk, call_id, status, tool_name, ended_at in effect_rows
         if status == "started" and ended_at is None
     )
+    pending = _group(
+        (run_pk, facts.get("tool_call_id") if isinstance(facts, dict) else None)
+        for run_pk, facts in scoped(RuntimeSpan, tenant)
+        .filter(run__in=run_pks, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .values_list("run_id", "facts")
+    )
     # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
     owners = dict(
         scoped(Conversation, tenant)
@@ -197,6 +204,7 @@ def build_contexts(
             # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
             tool_effects=run_effects or None,
             unfinished_effects=dict(unfinished.get(run.pk, [])) if run.state != RunState.RUNNING else {},
+            pending_approvals=frozenset(str(call) for call in pending.get(run.pk, []) if call),
             receipts=tuple(receipts.get(run.pk, [])),
             waits=tuple(waits.get(run.pk, [])),
             owner_principal_hash=owners.get(run.conversation_id) or "",

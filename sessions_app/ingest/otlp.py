@@ -203,7 +203,7 @@ def _traced_run(
     _stamp(messages, new_index, models, span, run_id, conversation)
     effects, refused = _tool_effects(run_id, [c for c in children if c.operation == TOOL_OPERATION])
     agent = str(span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name") or "")
-    runtime = [runtime_span(run_id, c) for c in children if c.name in RUNTIME_SPANS]
+    runtime = [runtime_span(run_id, c) for c in children if c.name in RUNTIME_SPANS] + pending_approvals(run_id, span)
     return "", TracedRun(
         span=span,
         conversation_id=conversation or span.trace_id,
@@ -217,6 +217,39 @@ def _traced_run(
         span_count=1 + len(children) - len(refused),
         runtime_spans=runtime,
     )
+
+
+def pending_approvals(run_id: str, span: SpanFacts) -> list[RuntimeSpanPayload]:
+    """The calls a run ended waiting on: pydantic-ai puts the run's output on its span as `final_result`, and a
+    run that ended on `DeferredToolRequests` has there `{"calls": [...], "approvals": [...]}`, each a tool call
+    (the harness's StepPersistence saves no snapshot of such a run: its history ends on an unanswered call).
+    Only the calls' tool names and ids are kept, never their arguments."""
+    raw = span.attributes.get("final_result")
+    if not isinstance(raw, str) or '"approvals"' not in raw:
+        return []
+    try:
+        output = decode_json(raw.encode())
+    except RejectedInput:
+        return []
+    if not isinstance(output, dict) or not isinstance(output.get("approvals"), list):
+        return []
+    pending = []
+    for kind, calls in (("approval", output.get("approvals")), ("external", output.get("calls"))):
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict) and isinstance(call.get("tool_call_id"), str) and call["tool_call_id"]:
+                call_id = call["tool_call_id"][:MAX_FACT_CHARS]
+                pending.append(
+                    RuntimeSpanPayload(
+                        run_id=run_id,
+                        span_key=f"otlp:{span.trace_id}:{span.span_id}:{call_id}",
+                        kind="approval_pending",
+                        started_at=span.ended_at,  # waiting since the run ended
+                        ended_at=span.ended_at,
+                        facts={"tool": str(call.get("tool_name") or "")[:MAX_FACT_CHARS], "tool_call_id": call_id}
+                        | {"wait": kind},
+                    )
+                )
+    return pending
 
 
 def runtime_span(run_id: str, span: SpanFacts) -> RuntimeSpanPayload:

@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('span_key', models.CharField(help_text='otlp:<trace>:<span>: a re-sent export adds nothing.', max_length=200)),
-                ('kind', models.CharField(choices=[('compaction', 'Compaction'), ('approval_review', 'Approval Review'), ('judge', 'Judge')], max_length=32)),
+                ('kind', models.CharField(choices=[('compaction', 'Compaction'), ('approval_review', 'Approval Review'), ('judge', 'Judge'), ('approval_pending', 'Approval Pending')], max_length=32)),
                 ('started_at', models.DateTimeField()),
                 ('ended_at', models.DateTimeField()),
                 ('facts', models.JSONField(default=dict)),

@@ -239,6 +239,7 @@ class RuntimeSpan(models.Model):
         COMPACTION = "compaction"
         APPROVAL_REVIEW = "approval_review"
         JUDGE = "judge"
+        APPROVAL_PENDING = "approval_pending"  # a call the run ended waiting on (its span's DeferredToolRequests)
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     # No database constraint here: on PostgreSQL the migration adds the tenant-qualified one (as review.py does).

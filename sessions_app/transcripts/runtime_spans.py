@@ -1,12 +1,15 @@
 """The runtime spans OTLP brought in (`RuntimeSpan`: compactions, approval reviews, judgements), read for the
-conversation page: where each compaction falls in the transcript, and each tool call's reviews and judgements."""
+conversation page: where each compaction falls in the transcript, each tool call's reviews and judgements, and the
+calls a run ended waiting on for approval with what became of them."""
 
+import json
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sessions_app.models import Conversation, RuntimeSpan, TranscriptEntry
+from sessions_app.models import Conversation, Run, RuntimeSpan, Snapshot, ToolEffect, TranscriptEntry
+from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts.run_timeline import ReviewFacts
 
@@ -106,3 +109,92 @@ def reviews_by_call(conversation: Conversation) -> dict[str, list[ReviewFacts]]:
             )
         )
     return reviews
+
+
+AWAITING_APPROVAL = "awaiting approval"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A call the run ended waiting on (DeferredToolRequests), and what became of it: `awaiting approval` until
+    a later run of the conversation answers it, then `approved` (the tool ran) or `denied` (its return says so,
+    pydantic-ai's `outcome='denied'`)."""
+
+    tool_name: str
+    tool_call_id: str
+    waiting_since: datetime
+    wait: str  # "approval" (a requires_approval tool) or "external" (a call run outside the agent)
+    state: str = AWAITING_APPROVAL
+    decided_in_run: str = ""
+    decided_at: datetime | None = None
+
+
+def _decision(message: Any, tool_call_id: str, ran: bool | None) -> str:
+    """How the answer in `message` decided the call: pydantic-ai marks a denial `outcome='denied'` on the
+    return, which the snapshots keep; OTLP's GenAI shape drops it, but only an approved call runs, so a run
+    with a ledger (`ran`: whether the call is in it; None without a ledger) tells the two apart. Without either
+    a return counts as approved."""
+    for part in message.get("parts") or () if isinstance(message, dict) else ():
+        if isinstance(part, dict) and part.get("tool_call_id") == tool_call_id:
+            if part.get("part_kind") == "retry-prompt" or part.get("outcome") == "denied":
+                return "denied"
+            if part.get("part_kind") == "tool-return":
+                return "denied" if ran is False else "approved"
+    return ""
+
+
+def approvals_of(run: Run) -> list[Approval]:
+    """The run's pending calls, each resolved by the first answer a later run of its conversation holds."""
+    tenant = run.tenant
+    pending = list(
+        scoped(RuntimeSpan, tenant)
+        .filter(run=run, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .order_by("started_at", "pk")
+        .values_list("started_at", "facts")
+    )
+    if not pending:
+        return []
+    approvals = {
+        str(facts.get("tool_call_id")): Approval(
+            tool_name=str(facts.get("tool") or ""),
+            tool_call_id=str(facts.get("tool_call_id")),
+            waiting_since=since,
+            wait=str(facts.get("wait") or "approval"),
+        )
+        for since, facts in pending
+        if isinstance(facts, dict) and facts.get("tool_call_id")
+    }
+    answers = (
+        scoped(TranscriptEntry, tenant)
+        .filter(
+            conversation_id=run.conversation_id,
+            role=MessageRole.TOOL_RESULT,
+            run__tenant=tenant,
+            run__started_at__gte=run.started_at,
+            message__tenant=tenant,
+        )
+        .exclude(run=run)
+        .order_by("position")
+        .values_list("facts", "run_id", "run__run_id", "timestamp", "message__data")
+    )
+    found = [
+        (call_id, run_pk, run_id, timestamp, data)
+        for facts, run_pk, run_id, timestamp, data in answers
+        for call_id in ({p.get("tool_call_id") for p in facts.get("parts", ())} if isinstance(facts, dict) else set())
+        & approvals.keys()
+    ]
+    ledgers: dict[int, set[str]] = {}
+    for run_pk, call_id in (
+        scoped(ToolEffect, tenant).filter(run__in={f[1] for f in found}).values_list("run_id", "tool_call_id")
+    ):
+        ledgers.setdefault(run_pk, set()).add(call_id)
+    traced = set(
+        scoped(Snapshot, tenant).filter(run__in={f[1] for f in found}, via="otlp").values_list("run_id", flat=True)
+    )
+    for call_id, run_pk, run_id, timestamp, data in found:
+        approval = approvals[call_id]
+        # A run that came in over OTLP records every call that ran (its tool spans), so no ledger is no run.
+        ran = call_id in ledgers.get(run_pk, set()) if run_pk in ledgers or run_pk in traced else None
+        if approval.state == AWAITING_APPROVAL and (state := _decision(json.loads(data), call_id, ran)):
+            approvals[call_id] = replace(approval, state=state, decided_in_run=run_id, decided_at=timestamp)
+    return list(approvals.values())

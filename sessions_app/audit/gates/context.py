@@ -21,6 +21,7 @@ ROUND_TRIP = "round_trip"
 AUTHORITY = "authority"
 PROMPT_CONTINUITY = "prompt_continuity"
 TOOL_PAIRING = "tool_pairing"
+APPROVAL = "approval"  # a call waiting for approval: found by the tool-pairing gate, not a repair
 CONVERSATION_SCOPE = "conversation_scope"
 OUTCOME_RECEIPT = "outcome_receipt"
 
@@ -121,6 +122,8 @@ class AuditContext:
     tool_effects: Mapping[str, str] | None = None
     # Of a run no longer running: tool-call id → tool name of each ledger entry `started` and never ended.
     unfinished_effects: Mapping[str, str] = field(default_factory=dict)
+    # Tool-call ids the run ended waiting on for a person's approval (DeferredToolRequests, from OTLP).
+    pending_approvals: frozenset[str] = frozenset()
     receipts: tuple[ReceiptFact, ...] = ()
     waits: tuple[WaitFact, ...] = field(default=())
     owner_principal_hash: str = ""

@@ -16,7 +16,7 @@ from pydantic_ai.messages import (
 )
 
 from sessions_app.audit.digests import hash_tool_call_id
-from sessions_app.audit.gates.context import TOOL_PAIRING, AuditContext, Finding
+from sessions_app.audit.gates.context import APPROVAL, TOOL_PAIRING, AuditContext, Finding
 from sessions_app.audit.ledger import OUTCOME_UNKNOWN
 from sessions_app.audit.vocabulary import Verdict
 
@@ -116,6 +116,9 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
             if key in seen:
                 continue
             seen.add(key)
+            if part.tool_call_id in ctx.pending_approvals and id(part) not in original:
+                findings.append(_awaiting_approval(part.tool_name, call_hash))
+                continue
             how = (
                 "was closed out by an earlier repair stored in the history"
                 if id(part) in original
@@ -133,6 +136,21 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
             )
     findings.extend(_unknown_outcomes(messages, ctx, seen))
     return findings
+
+
+def _awaiting_approval(tool_name: str, call_hash: str) -> Finding:
+    return Finding(
+        gate=APPROVAL,
+        code=Verdict.WAITING,
+        key=f"approval:{call_hash}",
+        detail=(
+            f"A call of tool '{tool_name}' is awaiting approval: the run ended on DeferredToolRequests. The "
+            "continuing run answers it (DeferredToolResults: approved or denied); do not replay this history "
+            "without that answer, or pydantic-ai's repair closes the call as interrupted."
+        ),
+        tool_call_hash=call_hash,
+        tool_name=tool_name,
+    )
 
 
 def _unknown_outcomes(messages: Sequence[ModelMessage], ctx: AuditContext, seen: set[str]) -> list[Finding]:
