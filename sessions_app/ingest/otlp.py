@@ -19,6 +19,7 @@ whose run span is not in the export.
 """
 
 import base64
+import math
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -261,8 +262,8 @@ def runtime_span(run_id: str, span: SpanFacts) -> RuntimeSpanPayload:
         value = span.attributes.get(prefix + name)
         if isinstance(value, str):
             facts[name] = value[:MAX_FACT_CHARS]
-        elif isinstance(value, bool | int | float):
-            facts[name] = value
+        elif isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+            facts[name] = value  # NaN and infinities are not JSON (PostgreSQL's jsonb refuses them)
     return RuntimeSpanPayload(
         run_id=run_id,
         span_key=f"otlp:{span.trace_id}:{span.span_id}",
