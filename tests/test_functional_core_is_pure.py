@@ -39,6 +39,7 @@ PURE_MODULES = [
     "sessions_app.audit.gates",
     "sessions_app.audit.gates.context",
     "sessions_app.audit.inputs",
+    "sessions_app.audit.ledger",
     "sessions_app.audit.vocabulary",
     "search_app.bm25",
     "search_app.blocks",

@@ -89,6 +89,8 @@ def api_endpoints(world: World) -> list[Endpoint]:
             404,
         ),
         Endpoint("api/v1/runs/<str:run_id>", "GET", f"/api/v1/runs/{r}", None, 404),
+        Endpoint("api/v1/runs/<str:run_id>/snapshots", "GET", f"/api/v1/runs/{r}/snapshots", None, 404),
+        Endpoint("api/v1/runs/<str:run_id>/snapshots/diff", "GET", f"/api/v1/runs/{r}/snapshots/diff?to=1", None, 404),
         Endpoint("api/v1/conversations/<path:conversation_id>", "GET", f"/api/v1/conversations/{c}", None, 404),
         Endpoint("api/v1/receipts", "POST", "/api/v1/receipts", receipt, 404),
         Endpoint("api/v1/waits", "POST", "/api/v1/waits", wait, 404),

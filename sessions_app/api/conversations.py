@@ -1,5 +1,6 @@
 """GET /api/v1/conversations (the list, with its triage columns), GET /api/v1/conversations/<id> (one, with its
-runs) and GET /api/v1/runs/<id> (its snapshots and tool-effect ledger). Cursor-paged and tenant-scoped; another
+runs) and GET /api/v1/runs/<id> (its snapshots and tool-effect ledger), GET /api/v1/runs/<id>/snapshots (paged) and
+GET /api/v1/runs/<id>/snapshots/diff (what changed between two). Cursor-paged and tenant-scoped; another
 tenant's conversation or run answers 404 like a missing one."""
 
 from django.http import JsonResponse
@@ -29,6 +30,20 @@ def get_conversation(request: ApiRequest, conversation_id: str) -> JsonResponse:
 @api_key_required
 def get_run(request: ApiRequest, run_id: str) -> JsonResponse:
     return JsonResponse(reads.get_run(request.api_key, run_id), json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required
+def run_snapshots(request: ApiRequest, run_id: str) -> JsonResponse:
+    params = parse_params(reads.SnapshotListParams, request.GET)
+    return JsonResponse(reads.run_snapshots(request.api_key, run_id, params), json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+@api_key_required
+def snapshot_diff(request: ApiRequest, run_id: str) -> JsonResponse:
+    params = parse_params(reads.SnapshotDiffParams, request.GET)
+    return JsonResponse(reads.snapshot_diff(request.api_key, run_id, params), json_dumps_params={"ensure_ascii": False})
 
 
 @require_GET

@@ -11,7 +11,13 @@ from django.views.decorators.http import require_GET
 from pydantic import BaseModel
 
 from sessions_app.api.audit import MergeInput
-from sessions_app.api.reads import AuditEventParams, ConversationListParams, TranscriptParams
+from sessions_app.api.reads import (
+    AuditEventParams,
+    ConversationListParams,
+    SnapshotDiffParams,
+    SnapshotListParams,
+    TranscriptParams,
+)
 from sessions_app.api.scores import ScoreInput
 from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
@@ -175,7 +181,8 @@ MODELS: tuple[type[BaseModel], ...] = (
     SnapshotIn, ToolEffectIn, ReceiptInput, WaitInput, WaitResolutionInput, ContractBody, MergeInput, ScoreInput,
 )  # fmt: skip
 QUERY_MODELS: tuple[type[BaseModel], ...] = (
-    SearchParams, ContextParams, ConversationListParams, AuditEventParams, TranscriptParams,
+    SearchParams, ContextParams, ConversationListParams, AuditEventParams, TranscriptParams, SnapshotListParams,
+    SnapshotDiffParams,
 )  # fmt: skip
 
 
@@ -243,6 +250,16 @@ def document() -> Json:
             ),
             "/api/v1/runs/{run_id}": _get(
                 "A run with its snapshots and tool-effect ledger", _path_params("run_id"), "200"
+            ),
+            "/api/v1/runs/{run_id}/snapshots": _get(
+                "A run's snapshots in write order (cursor-paged)",
+                _path_params("run_id") + query_parameters(SnapshotListParams),
+                "200",
+            ),
+            "/api/v1/runs/{run_id}/snapshots/diff": _get(
+                "What changed between two snapshots of a run (masked text)",
+                _path_params("run_id") + query_parameters(SnapshotDiffParams),
+                "200",
             ),
             "/v1/traces": _traces(),
         },

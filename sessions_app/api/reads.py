@@ -27,6 +27,7 @@ from sessions_app.api.search_params import (
 )
 from sessions_app.audit import run_verdicts, service
 from sessions_app.audit.events import list_audit_events, record_event
+from sessions_app.audit.ledger import effect_outcome
 from sessions_app.audit.replay import replay_history
 from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
 from sessions_app.core import paging
@@ -34,6 +35,9 @@ from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters,
 from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
 from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import conversations_readable_by, scoped
+from sessions_app.transcripts.masking import masker_for
+from sessions_app.transcripts.runtime_spans import approvals_of
+from sessions_app.transcripts.snapshots import diff_between, previous_snapshot
 
 MAX_LIST_LIMIT = 100
 UNKNOWN_CONVERSATION = "No conversation '{}'."
@@ -108,6 +112,30 @@ class TranscriptParams(_Params):
 
     PROBLEMS: ClassVar = _PAGE_PROBLEMS
     KEEP_EMPTY = ("cursor",)
+
+
+class SnapshotListParams(_Params):
+    """GET /api/v1/runs/<id>/snapshots: the run's snapshots in write order (`seq`), a page at a time."""
+
+    limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
+    cursor: str | None = Field(None, min_length=1, max_length=20, description="The previous page's next_cursor")
+
+    PROBLEMS: ClassVar = _PAGE_PROBLEMS
+    KEEP_EMPTY = ("cursor",)
+
+
+MAX_SEQ = 2**31 - 1
+
+
+class SnapshotDiffParams(_Params):
+    """GET /api/v1/runs/<id>/snapshots/diff: what changed from snapshot `from` to snapshot `to` of one run."""
+
+    to_seq: WholeNumber = Field(alias="to", ge=0, le=MAX_SEQ, description="The later snapshot's seq")
+    from_seq: WholeNumber | None = Field(
+        None, alias="from", ge=0, le=MAX_SEQ, description="The earlier snapshot's seq (default: the one before `to`)"
+    )
+
+    PROBLEMS: ClassVar = {"to": whole_number_problem, "from": whole_number_problem}
 
 
 def _cursor_id(cursor: str | None) -> int | None:
@@ -216,19 +244,9 @@ def get_conversation(key: ApiKey, conversation_id: str) -> dict[str, Any]:
     return row
 
 
-OUTCOME_UNKNOWN = "outcome unknown after crash"
-
-
-def effect_outcome(status: str, ended: bool, run_state: str) -> str:
-    """What a ledger entry says happened: a call `started` and never ended while its run is no longer running
-    may have had its side effect or not (query the destination before any retry)."""
-    if status == "started" and not ended and run_state != RunState.RUNNING:
-        return OUTCOME_UNKNOWN
-    return status
-
-
 def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
-    """A run with its snapshots (no content) and its tool-effect ledger, each effect's outcome judged."""
+    """A run with its snapshots (no content), its tool-effect ledger (each effect's outcome judged) and the calls
+    it ended waiting on for approval (awaiting approval, approved or denied)."""
     run = service.get_run(key.tenant, run_id, key)
     snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
     effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
@@ -240,11 +258,7 @@ def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
         "state": run.state,
         "started_at": run.started_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "snapshots": [
-            {"seq": s.seq, "step": s.step, "state": s.state, "via": s.via, "messages": s.message_count}
-            | {"received_at": s.received_at.isoformat()}
-            for s in snapshots
-        ],
+        "snapshots": [_snapshot_row(s) for s in snapshots],
         "tool_effects": [
             {
                 "tool_call_id": e.tool_call_id,
@@ -256,6 +270,89 @@ def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
             }
             for e in effects
         ],
+        "approvals": [
+            {
+                "tool_name": a.tool_name,
+                "tool_call_id": a.tool_call_id,
+                "wait": a.wait,
+                "state": a.state,
+                "waiting_since": a.waiting_since.isoformat(),
+                "decided_in_run": a.decided_in_run or None,
+                "decided_at": a.decided_at.isoformat() if a.decided_at else None,
+            }
+            for a in approvals_of(run)
+        ],
+    }
+
+
+def _snapshot_row(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "seq": snapshot.seq,
+        "step": snapshot.step,
+        "state": snapshot.state,
+        "via": snapshot.via,
+        "messages": snapshot.message_count,
+        "received_at": snapshot.received_at.isoformat(),
+    }
+
+
+def run_snapshots(key: ApiKey, run_id: str, params: SnapshotListParams) -> dict[str, Any]:
+    """A page of the run's snapshots (no content; GET …/snapshots/diff shows what changed between two)."""
+    run = service.get_run(key.tenant, run_id, key)
+    after = _cursor_id(params.cursor)
+    rows = list(
+        scoped(Snapshot, key.tenant)
+        .filter(run=run, seq__gt=after if after is not None else -1)
+        .order_by("seq")[: params.limit + 1]
+    )
+    shown = rows[: params.limit]
+    return {
+        "run_id": run.run_id,
+        "snapshots": [_snapshot_row(s) for s in shown],
+        "next_cursor": str(shown[-1].seq) if len(rows) > params.limit else None,
+    }
+
+
+def _run_snapshot(run: Run, seq: int) -> Snapshot:
+    snapshot = scoped(Snapshot, run.tenant).filter(run=run, seq=seq).first()
+    if snapshot is None:
+        raise RejectedInput(f"Run '{run.run_id}' has no snapshot {seq}.", status=404)
+    return snapshot
+
+
+def snapshot_diff(key: ApiKey, run_id: str, params: SnapshotDiffParams) -> dict[str, Any]:
+    """What changed from one snapshot of a run to another: kept runs of messages as counts and position ranges,
+    removed and added messages with their role and text (masked as search masks it). Without `from`, the
+    snapshot before `to` (the first against the empty history)."""
+    run = service.get_run(key.tenant, run_id, key)
+    after = _run_snapshot(run, params.to_seq)
+    if params.from_seq is None:
+        before = previous_snapshot(run, after.seq)
+    elif params.from_seq == params.to_seq:
+        raise RejectedInput("'from' and 'to' name the same snapshot; give two different ones.")
+    else:
+        before = _run_snapshot(run, params.from_seq)
+    diff = diff_between(before, after, masker_for(key.tenant))
+    rows: list[dict[str, Any]] = []
+    for row in diff.rows:
+        answer: dict[str, Any] = {"change": row.change, "count": row.count}
+        if row.change == "kept":
+            answer |= {"from_position": row.messages[0].position, "to_position": row.messages[-1].position}
+        else:
+            answer["messages"] = [
+                {"position": m.position, "role": m.role, "text": m.text, "summary": m.summary} for m in row.messages
+            ]
+        rows.append(answer)
+    return {
+        "run_id": run.run_id,
+        "from": _snapshot_row(before) if before else None,
+        "to": _snapshot_row(after),
+        "kept": diff.kept,
+        "removed": diff.removed,
+        "added": diff.added,
+        "compacted": diff.compacted,
+        "summary_added": diff.summary_added,
+        "rows": rows,
     }
 
 

@@ -16,13 +16,15 @@ from django.db.models import Max
 from sessions_app.audit import service
 from sessions_app.audit.events import list_audit_events
 from sessions_app.audit.gates import TOOL_PAIRING
+from sessions_app.audit.ledger import OUTCOME_UNKNOWN, effect_outcome
 from sessions_app.audit.repair_places import RepairPlace, repair_places
 from sessions_app.audit.service import AuditReport
 from sessions_app.audit.vocabulary import EventClass
 from sessions_app.core import paging
-from sessions_app.models import Conversation, Run, Snapshot, Tenant
+from sessions_app.models import Conversation, Run, Snapshot, Tenant, ToolEffect
 from sessions_app.models.audit import AuditEvent, Receipt, RunVerdict, Wait
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.runtime_spans import Approval, approvals_of
 
 PAGE_SIZE = 50
 
@@ -206,6 +208,37 @@ def event_classes() -> list[str]:
 REPLAY_EVENTS_SHOWN = 20
 
 
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One call of the run's tool-effect ledger, with what it says happened (`ledger.effect_outcome`)."""
+
+    tool_call_id: str
+    tool_name: str
+    status: str
+    outcome: str
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def unknown(self) -> bool:
+        return self.outcome == OUTCOME_UNKNOWN
+
+
+def run_ledger(tenant: Tenant, run: Run) -> tuple[LedgerEntry, ...]:
+    effects = scoped(ToolEffect, tenant).filter(run=run).order_by("started_at", "pk")
+    return tuple(
+        LedgerEntry(
+            e.tool_call_id,
+            e.tool_name,
+            e.status,
+            effect_outcome(e.status, e.ended_at is not None, run.state),
+            e.started_at,
+            e.ended_at,
+        )
+        for e in effects
+    )
+
+
 @dataclass
 class RunAudit:
     run: Run
@@ -217,6 +250,8 @@ class RunAudit:
     replay_events: tuple[AuditEvent, ...] = ()
     places: dict[str, RepairPlace] = field(default_factory=dict)  # hashed tool-call id → its place
     latest_snapshot_seq: int | None = None  # the history the audit judged
+    tool_effects: tuple[LedgerEntry, ...] = ()  # the run's tool-effect ledger, in start order
+    approvals: tuple[Approval, ...] = ()  # the calls the run ended waiting on, and what became of them
 
     @property
     def findings(self) -> list[tuple[dict[str, str], RepairPlace | None]]:
@@ -241,6 +276,8 @@ def run_audit(tenant: Tenant, run: Run) -> RunAudit:
         report=report,
         places={h: places[(run.pk, h)] for h in hashes},
         latest_snapshot_seq=scoped(Snapshot, tenant).filter(run=run).aggregate(seq=Max("seq"))["seq"],
+        tool_effects=run_ledger(tenant, run),
+        approvals=tuple(approvals_of(run)),
         receipts=list(scoped(Receipt, tenant).filter(run=run).order_by("-created_at", "-pk")),
         waits=list(scoped(Wait, tenant).filter(run=run).order_by("-created_at", "-pk")),
         owner_principal=run.conversation.owner_principal_hash,

@@ -26,6 +26,8 @@ from sessions_app.models import (
     PromptContract,
     Receipt,
     Run,
+    RunState,
+    RuntimeSpan,
     RunVerdict,
     Snapshot,
     SnapshotMessage,
@@ -129,11 +131,23 @@ def build_contexts(
         contract.agent_name: contract
         for contract in scoped(PromptContract, tenant).filter(agent_name__in={run.agent_name for run in runs})
     }
-    effects = _group(
-        (run_pk, (call_id, status))
-        for run_pk, call_id, status in scoped(ToolEffect, tenant)
+    effect_rows = list(
+        scoped(ToolEffect, tenant)
         .filter(run__in=run_pks)
-        .values_list("run_id", "tool_call_id", "status")
+        .values_list("run_id", "tool_call_id", "status", "tool_name", "ended_at")
+    )
+    effects = _group((run_pk, (call_id, status)) for run_pk, call_id, status, _, _ in effect_rows)
+    # A call the ledger saw start and never end: of unknown outcome once its run is no longer running.
+    unfinished = _group(
+        (run_pk, (call_id, tool_name))
+        for run_pk, call_id, status, tool_name, ended_at in effect_rows
+        if status == "started" and ended_at is None
+    )
+    pending = _group(
+        (run_pk, facts.get("tool_call_id") if isinstance(facts, dict) else None)
+        for run_pk, facts in scoped(RuntimeSpan, tenant)
+        .filter(run__in=run_pks, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .values_list("run_id", "facts")
     )
     # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
     owners = dict(
@@ -189,6 +203,8 @@ def build_contexts(
             prompt_contract=gates.PromptContractFact(contract.kind, contract.value) if contract else None,
             # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
             tool_effects=run_effects or None,
+            unfinished_effects=dict(unfinished.get(run.pk, [])) if run.state != RunState.RUNNING else {},
+            pending_approvals=frozenset(str(call) for call in pending.get(run.pk, []) if call),
             receipts=tuple(receipts.get(run.pk, [])),
             waits=tuple(waits.get(run.pk, [])),
             owner_principal_hash=owners.get(run.conversation_id) or "",

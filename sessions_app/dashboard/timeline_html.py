@@ -13,7 +13,14 @@ from django.utils.safestring import SafeString, mark_safe
 from sessions_app.dashboard.ids import quote_id
 from sessions_app.dashboard.markup import esc
 from sessions_app.dashboard.templatetags.dashboard import state_tone, verdict_tone
-from sessions_app.transcripts.run_timeline import ConversationTimeline, RunTimeline, Step, ToolSpan, Usage
+from sessions_app.transcripts.run_timeline import (
+    ConversationTimeline,
+    ReviewFacts,
+    RunTimeline,
+    Step,
+    ToolSpan,
+    Usage,
+)
 
 # Step and tool-call rows shown inline, runs in timeline order; the steps of runs past it fold into a link that
 # shows them (a 1,000-step run or 200 runs of steps as rows cost more than the rest of the page).
@@ -87,7 +94,7 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 def _step_rows(run: RunTimeline) -> int:
-    return len(run.steps) + sum(len(step.tools) for step in run.steps)
+    return len(run.steps) + sum(len(step.tools) + sum(len(t.reviews) for t in step.tools) for step in run.steps)
 
 
 def _plural(n: int, word: str) -> str:
@@ -151,6 +158,25 @@ def _tool_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan) 
     )
 
 
+REVIEW_LABELS = {"approval_review": "Approval review", "judge": "Judge"}
+# approval_reviewer: `approve` lets the call run, `ask` sends it to a person; tool_call_judge's verdicts.
+REVIEW_TONES = {"approve": "ok", "allow": "ok", "ask": "warn", "deny": "bad", "block": "bad"}
+
+
+def _review_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan, review: ReviewFacts) -> str:
+    label = REVIEW_LABELS.get(review.kind, review.kind)
+    decision = review.decision or "no decision"
+    confidence = f" · confidence {review.confidence:.2f}" if review.confidence is not None else ""
+    failed = " · the reviewing model failed" if review.model_result == "error" else ""
+    return (
+        f'<tr class="review depth-{run.depth}"><th scope="row" class="small">{label} of '
+        f'<code>{esc(tool.tool_name)}</code> <span class="badge {REVIEW_TONES.get(review.decision, "plain")}">'
+        f"{esc(decision)}</span>{confidence}{failed}</th><td></td>"
+        f'<td class="num">{duration(review.seconds)}</td><td></td><td></td><td class="optional"></td>'
+        f"{_bar(timeline, review.started_at, review.ended_at, 'tool')}</tr>"
+    )
+
+
 def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) -> SafeString:
     if not timeline.runs:
         return mark_safe('<p class="muted">No runs stored.</p>')
@@ -170,7 +196,9 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
         budget = max(0, budget - needed)
         for number, step in enumerate(run.steps, start=1):
             rows.append(_step_row(timeline, run, number, step))
-            rows.extend(_tool_row(timeline, run, tool) for tool in step.tools)
+            for tool in step.tools:
+                rows.append(_tool_row(timeline, run, tool))
+                rows.extend(_review_row(timeline, run, tool, review) for review in tool.reviews)
     hidden = len(timeline.runs) - len(shown)
     if hidden:
         rows.append(

@@ -41,6 +41,19 @@ class UnrecordedMark:
 
 
 @dataclass(frozen=True)
+class CompactionMark:
+    """A compaction of the live history (a `compact_messages` span from OTLP), shown where it happened."""
+
+    anchor: str
+    run_id: str
+    strategy: str
+    messages_before: int | None
+    messages_after: int | None
+    tokens_before: int | None
+    tokens_after: int | None
+
+
+@dataclass(frozen=True)
 class RenderOptions:
     conversation_pk: int
     highlighted: int | None = None  # the message a search hit points at
@@ -49,6 +62,8 @@ class RenderOptions:
     reveal_url: str = ""  # the reveal URL with "{position}" where the message position goes
     # Marks shown after the message at their position (the key), for calls the transcript does not hold.
     unrecorded: Mapping[int, Sequence[UnrecordedMark]] = field(default_factory=dict)
+    # Compactions shown after the message at their position (-1: before the first message).
+    compactions: Mapping[int, Sequence[CompactionMark]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -194,11 +209,33 @@ def render_unrecorded(mark: UnrecordedMark) -> str:
     )
 
 
+def _change(before: int | None, after: int | None, unit: str, approximate: str = "") -> str:
+    if before is None or after is None:
+        return ""
+    return f" · {unit} {approximate}{before:,} → {approximate}{after:,}"
+
+
+def render_compaction(mark: CompactionMark) -> str:
+    counts = _change(mark.messages_before, mark.messages_after, "messages") + _change(
+        mark.tokens_before, mark.tokens_after, "tokens", "~"
+    )
+    return (
+        f'<aside class="compaction-mark" id="{esc(mark.anchor)}" aria-label="Compaction boundary">'
+        f'<span class="badge info">compaction</span> <strong>{esc(mark.strategy or "unnamed strategy")}</strong>'
+        f'{counts} <span class="mono small" title="{esc(mark.run_id)}">{esc(_short(mark.run_id, 16))}</span>'
+        '<span class="small muted"> · the live history was compacted here; the messages above it that it dropped '
+        "are marked recovered from compaction</span></aside>"
+    )
+
+
 def render_messages(messages: list[MessageView], options: RenderOptions) -> SafeString:
     """The messages as one block of HTML; safe because every message-derived piece was esc above."""
-    pieces = []
+    pieces: list[str] = []
+    if messages and messages[0].position == 0:
+        pieces.extend(render_compaction(mark) for mark in options.compactions.get(-1, ()))
     for message in messages:
         pieces.append(render_message(message, options))
         if not message.summary_artifact:
             pieces.extend(render_unrecorded(mark) for mark in options.unrecorded.get(message.position, ()))
+            pieces.extend(render_compaction(mark) for mark in options.compactions.get(message.position, ()))
     return mark_safe("\n".join(pieces))  # noqa: S308

@@ -19,6 +19,7 @@ whose run span is not in the export.
 """
 
 import base64
+import math
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,12 +34,34 @@ from pydantic_core import to_json
 from input_errors import RejectedInput
 from sessions_app.core.api_input import decode_json
 from sessions_app.ingest.otlp_wire import Json, SpanFacts, spans_of
-from sessions_app.ingest.payloads import IngestError, ToolEffectPayload, parse_tool_effect
+from sessions_app.ingest.payloads import IngestError, RuntimeSpanPayload, ToolEffectPayload, parse_tool_effect
 
 PYDANTIC_AI_SCOPE = "pydantic-ai"
 RUN_OPERATION = "invoke_agent"
 MODEL_OPERATION = "chat"
 TOOL_OPERATION = "execute_tool"
+# The harness's runtime spans kept (by span name, as the harness names them: compaction/_shared.py,
+# approval_reviewer/_capability.py, tool_call_judge/_capability.py): their kind and the attributes kept, by
+# prefix. Only these attributes: tool arguments (`*.arguments`) and anything else the span carries stay out.
+RUNTIME_SPANS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "compact_messages": (
+        "compaction",
+        "compaction.",
+        ("strategy", "messages_before", "messages_after", "tokens_before", "tokens_after", "model_requested",
+         "background"),
+    ),
+    "review tool approval": (
+        "approval_review",
+        "approval_reviewer.",
+        ("tool", "tool_call_id", "decision", "confidence", "model_result", "error.type"),
+    ),
+    "judge tool call": (
+        "judge",
+        "tool_call_judge.",
+        ("tool", "tool_call_id", "verdict", "confidence", "model_result", "error.type"),
+    ),
+}  # fmt: skip
+MAX_FACT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,7 @@ class TracedRun:
     messages: list[dict[str, Json]]
     tool_effects: list[ToolEffectPayload] = field(default_factory=list)
     refused_tools: list[str] = field(default_factory=list)  # why each tool span not recorded was not
+    runtime_spans: list[RuntimeSpanPayload] = field(default_factory=list)  # compactions, reviews, judgements
     span_count: int = 1  # the run span and the spans of it used, refused with it if the run is
 
     @property
@@ -104,7 +128,7 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
         run_key = _run_of(span, by_id, runs, by_call)
         if run_key is None:
             decoded.reject(f"of pydantic-ai ('{span.operation or span.name[:40]}') without their agent-run span")
-        elif span.operation in (MODEL_OPERATION, TOOL_OPERATION):
+        elif span.operation in (MODEL_OPERATION, TOOL_OPERATION) or span.name in RUNTIME_SPANS:
             children[run_key].append(span)
         # Other pydantic-ai spans inside a run (a tools group, an output validation) carry nothing stored: they
         # belong to a run that is stored, so they are not refused.
@@ -180,6 +204,7 @@ def _traced_run(
     _stamp(messages, new_index, models, span, run_id, conversation)
     effects, refused = _tool_effects(run_id, [c for c in children if c.operation == TOOL_OPERATION])
     agent = str(span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name") or "")
+    runtime = [runtime_span(run_id, c) for c in children if c.name in RUNTIME_SPANS] + pending_approvals(run_id, span)
     return "", TracedRun(
         span=span,
         conversation_id=conversation or span.trace_id,
@@ -191,6 +216,61 @@ def _traced_run(
         tool_effects=effects,
         refused_tools=refused,
         span_count=1 + len(children) - len(refused),
+        runtime_spans=runtime,
+    )
+
+
+def pending_approvals(run_id: str, span: SpanFacts) -> list[RuntimeSpanPayload]:
+    """The calls a run ended waiting on: pydantic-ai puts the run's output on its span as `final_result`, and a
+    run that ended on `DeferredToolRequests` has there `{"calls": [...], "approvals": [...]}`, each a tool call
+    (the harness's StepPersistence saves no snapshot of such a run: its history ends on an unanswered call).
+    Only the calls' tool names and ids are kept, never their arguments."""
+    raw = span.attributes.get("final_result")
+    if not isinstance(raw, str) or '"approvals"' not in raw:
+        return []
+    try:
+        output = decode_json(raw.encode())
+    except RejectedInput:
+        return []
+    if not isinstance(output, dict) or not isinstance(output.get("approvals"), list):
+        return []
+    pending = []
+    for kind, calls in (("approval", output.get("approvals")), ("external", output.get("calls"))):
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict) and isinstance(call.get("tool_call_id"), str) and call["tool_call_id"]:
+                call_id = call["tool_call_id"][:MAX_FACT_CHARS]
+                pending.append(
+                    RuntimeSpanPayload(
+                        run_id=run_id,
+                        span_key=f"otlp:{span.trace_id}:{span.span_id}:{call_id}",
+                        kind="approval_pending",
+                        started_at=span.ended_at,  # waiting since the run ended
+                        ended_at=span.ended_at,
+                        facts={"tool": str(call.get("tool_name") or "")[:MAX_FACT_CHARS], "tool_call_id": call_id}
+                        | {"wait": kind},
+                    )
+                )
+    return pending
+
+
+def runtime_span(run_id: str, span: SpanFacts) -> RuntimeSpanPayload:
+    """A compaction, approval-review or judgement span with only its named attributes (scalars, strings cut to
+    MAX_FACT_CHARS), keyed by its trace and span ids so a re-sent export adds nothing."""
+    kind, prefix, names = RUNTIME_SPANS[span.name]
+    facts: dict[str, str | int | float | bool] = {}
+    for name in names:
+        value = span.attributes.get(prefix + name)
+        if isinstance(value, str):
+            facts[name] = value[:MAX_FACT_CHARS]
+        elif isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+            facts[name] = value  # NaN and infinities are not JSON (PostgreSQL's jsonb refuses them)
+    return RuntimeSpanPayload(
+        run_id=run_id,
+        span_key=f"otlp:{span.trace_id}:{span.span_id}",
+        kind=kind,
+        started_at=span.started_at,
+        ended_at=span.ended_at,
+        facts=facts,
     )
 
 

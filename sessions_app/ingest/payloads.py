@@ -106,6 +106,19 @@ class ToolEffectPayload:
     ended_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class RuntimeSpanPayload:
+    """A runtime span OTLP carried (a compaction, an approval review, a judgement): `facts` are only the named
+    attributes of `ingest.otlp.RUNTIME_SPANS`, scalars, never arguments or content."""
+
+    run_id: str
+    span_key: str
+    kind: str
+    started_at: datetime
+    ended_at: datetime
+    facts: dict[str, str | int | float | bool]
+
+
 STEP_MAX = 2**31 - 1
 
 

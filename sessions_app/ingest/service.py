@@ -22,6 +22,7 @@ from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
 from sessions_app.ingest.payloads import (
     IngestError,
+    RuntimeSpanPayload,
     SnapshotPayload,
     ToolEffectPayload,
     check_snapshot_size,
@@ -34,6 +35,7 @@ from sessions_app.models import (
     Conversation,
     Run,
     RunState,
+    RuntimeSpan,
     Snapshot,
     SnapshotMessage,
     Source,
@@ -191,6 +193,28 @@ def _identities(run: Run, item: _Prepared) -> list[tuple[object, ...]]:
 _EFFECT_FIELDS = ("tool_name", "status", "started_at", "ended_at")
 
 
+def _store_runtime_spans(tenant: Tenant, spans: Sequence[RuntimeSpanPayload], runs: dict[str, Run]) -> None:
+    """The export's compaction, approval-review and judgement spans of the batch's runs; a span sent again
+    (the same trace and span id) is not stored twice."""
+    RuntimeSpan.objects.bulk_create(
+        [
+            RuntimeSpan(
+                tenant=tenant,
+                run=runs[span.run_id],
+                span_key=span.span_key,
+                kind=span.kind,
+                started_at=span.started_at,
+                ended_at=span.ended_at,
+                facts=span.facts,
+            )
+            for span in spans
+            if span.run_id in runs
+        ],
+        batch_size=1000,
+        ignore_conflicts=True,
+    )
+
+
 def _apply_tool_effects(tenant: Tenant, effects: Sequence[ToolEffectPayload], runs: dict[str, Run]) -> int:
     """Record the harness's tool-effect ledger in one statement per thousand calls; a call seen again is updated."""
     unknown = {effect.run_id for effect in effects} - runs.keys()
@@ -228,6 +252,7 @@ def ingest_snapshots(
     source: str,
     via: str,
     tool_effects: Sequence[ToolEffectPayload] = (),
+    runtime_spans: Sequence[RuntimeSpanPayload] = (),
     api_key: ApiKey | None = None,
 ) -> IngestResult:
     """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
@@ -241,10 +266,10 @@ def ingest_snapshots(
     prepared = [_prepare(payload) for payload in payloads]
     if connection.in_atomic_block:
         # Part of a caller's transaction (seed_demo): a failed attempt cannot be retried on its own.
-        return _ingest(tenant, prepared, source, via, tool_effects, api_key)
+        return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans)
     for attempt in range(WRITE_ATTEMPTS):
         try:
-            return _ingest(tenant, prepared, source, via, tool_effects, api_key)
+            return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans)
         except (OperationalError, IntegrityError) as error:
             # A locked SQLite database, a PostgreSQL deadlock or serialization failure, or a unique key another
             # writer took between our read and our write: the transaction rolled back whole, so try again.
@@ -271,6 +296,7 @@ def _ingest(
     via: str,
     tool_effects: Sequence[ToolEffectPayload],
     api_key: ApiKey | None,
+    runtime_spans: Sequence[RuntimeSpanPayload] = (),
 ) -> IngestResult:
     """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
@@ -281,6 +307,7 @@ def _ingest(
         stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
         result.created = [snapshot.id for snapshot in stored.snapshots]
         result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)
+        _store_runtime_spans(tenant, runtime_spans, runs)
         if tool_effects:
             stored.touched_runs.update({run.id: run for run in runs.values()})
         Run.objects.filter(tenant=tenant).bulk_update(

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from model_messages.serialization import load_message
 from sessions_app.ingest.otlp import DecodedExport, KnownMessages, snapshot_data, validate
-from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_snapshot
+from sessions_app.ingest.payloads import (
+    IngestError,
+    RuntimeSpanPayload,
+    SnapshotPayload,
+    ToolEffectPayload,
+    parse_snapshot,
+)
 from sessions_app.ingest.service import IngestResult, ingest_snapshots
 from sessions_app.models import ApiKey, Tenant, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
@@ -46,6 +52,7 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
     known = _stored_transcripts(tenant, inheriting)
     payloads: list[SnapshotPayload] = []
     effects: list[ToolEffectPayload] = []
+    runtime: list[RuntimeSpanPayload] = []
     for run in decoded.runs:  # in start order: a later run of the export inherits from an earlier one
         try:
             messages = validate(run)
@@ -62,7 +69,16 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
         conversation.extend(messages[run.new_message_index :])
         payloads.append(payload)
         effects.extend(run.tool_effects)
+        runtime.extend(run.runtime_spans)
     result = IngestResult()
     if payloads or effects:
-        result = ingest_snapshots(tenant, payloads, source=source, via="otlp", tool_effects=effects, api_key=api_key)
+        result = ingest_snapshots(
+            tenant,
+            payloads,
+            source=source,
+            via="otlp",
+            tool_effects=effects,
+            runtime_spans=runtime,
+            api_key=api_key,
+        )
     return TraceIngest(result, decoded.rejected_spans, decoded.message())

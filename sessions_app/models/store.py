@@ -229,6 +229,31 @@ class ToolEffect(models.Model):
         indexes = [models.Index(fields=["tenant", "tool_call_id"], name="tooleffect_tenant_call")]
 
 
+class RuntimeSpan(models.Model):
+    """A span of the agent's runtime that OTLP carried and the transcript cannot show: a compaction
+    (`compact_messages`), an approval review (`review tool approval`) or a tool-call judgement (`judge tool call`).
+    `facts` holds only the named attributes of `ingest.otlp.RUNTIME_SPANS` (counts, strategy, decision), never
+    tool arguments or message content."""
+
+    class Kind(models.TextChoices):
+        COMPACTION = "compaction"
+        APPROVAL_REVIEW = "approval_review"
+        JUDGE = "judge"
+        APPROVAL_PENDING = "approval_pending"  # a call the run ended waiting on (its span's DeferredToolRequests)
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    # No database constraint here: on PostgreSQL the migration adds the tenant-qualified one (as review.py does).
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="runtime_spans", db_constraint=False)
+    span_key = models.CharField(max_length=200, help_text="otlp:<trace>:<span>: a re-sent export adds nothing.")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField()
+    facts = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "run", "span_key"], name="runtimespan_unique_key")]
+
+
 class LoginGate(models.Model):
     """One row per username tried (a digest, never the name): login attempts for it lock the row, so concurrent
     attempts are checked and counted one after another (sessions_app.tenancy.login_lockout)."""

@@ -55,6 +55,23 @@ class EffectFacts:
     ended_at: datetime | None
 
 
+@dataclass(frozen=True)
+class ReviewFacts:
+    """An approval review (`approval_review`: decision `approve` or `ask`) or a judgement (`judge`: its verdict)
+    of one tool call, from the harness's OTLP span."""
+
+    kind: str
+    decision: str
+    confidence: float | None
+    model_result: str
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def seconds(self) -> float | None:
+        return _seconds(self.started_at, self.ended_at)
+
+
 class _Timed:
     """Something with a start and an end: its `seconds` (None when either is unknown or they are out of order)."""
 
@@ -74,6 +91,7 @@ class ToolSpan(_Timed):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     result_position: int | None = None
+    reviews: Sequence[ReviewFacts] = ()  # approval reviews and judgements of the call
 
 
 @dataclass
@@ -153,9 +171,11 @@ def build_timeline(
     runs: Sequence[RunFacts],
     messages: Iterable[tuple[int, str, Mapping[str, Any]]],
     effects: Mapping[str, EffectFacts],
+    reviews: Mapping[str, Sequence[ReviewFacts]] | None = None,
 ) -> ConversationTimeline:
     """The timeline of one conversation from its runs, its messages as (position, run_id, message JSON) in
-    transcript order, and the tool-effect ledger by tool_call_id."""
+    transcript order, the tool-effect ledger by tool_call_id, and the calls' reviews and judgements by it."""
+    reviews = reviews or {}
     timelines = {r.run_id: RunTimeline(run=r, started_at=r.started_at, ended_at=r.finished_at) for r in runs}
     first_seen: dict[str, datetime] = {}
     last_seen: dict[str, datetime] = {}
@@ -179,6 +199,7 @@ def build_timeline(
                     call_id = str(part.get("tool_call_id") or "")
                     effect = effects.get(call_id)
                     span = ToolSpan(str(part.get("tool_name") or ""), call_id, "no result")
+                    span.reviews = reviews.get(call_id, ()) if call_id else ()
                     if effect is not None:
                         span.status, span.started_at, span.ended_at = effect.status, effect.started_at, effect.ended_at
                     step.tools.append(span)

@@ -40,6 +40,15 @@ def _messages(snapshot: Snapshot, mask: Mask) -> list[DiffMessage]:
 def diff_with_previous(run: Run, seq: int, mask: Mask) -> tuple[Snapshot, Snapshot | None, SnapshotDiff]:
     """Snapshot `seq` of `run` against the one written just before it (the first is diffed against nothing)."""
     snapshot = get_scoped_or_404(Snapshot, run.tenant, run=run, seq=seq)
-    previous = scoped(Snapshot, run.tenant).filter(run=run, seq__lt=seq).order_by("-seq").first()
-    before = _messages(previous, mask) if previous else []
-    return snapshot, previous, diff_snapshots(before, _messages(snapshot, mask))
+    previous = previous_snapshot(run, snapshot.seq)
+    return snapshot, previous, diff_between(previous, snapshot, mask)
+
+
+def previous_snapshot(run: Run, seq: int) -> Snapshot | None:
+    """The snapshot `run` wrote just before its snapshot `seq`, if any."""
+    return scoped(Snapshot, run.tenant).filter(run=run, seq__lt=seq).order_by("-seq").first()
+
+
+def diff_between(before: Snapshot | None, after: Snapshot, mask: Mask) -> SnapshotDiff:
+    """`after` against `before` (any two snapshots of one run; no `before` is the empty history)."""
+    return diff_snapshots(_messages(before, mask) if before else [], _messages(after, mask))

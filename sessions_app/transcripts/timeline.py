@@ -1,8 +1,9 @@
-"""A conversation's run timeline read from the store: three bounded queries, then the pure core.
+"""A conversation's run timeline read from the store: four bounded queries, then the pure core.
 
 Runs, the transcript's message facts (position, run, and `TranscriptEntry.facts`: the message's JSON without
-content, kept when the row was written) and the conversation's tool-effect ledger; the timeline itself is built
-by sessions_app.transcripts.run_timeline. No message body is read or parsed.
+content, kept when the row was written), the conversation's tool-effect ledger and its calls' approval reviews
+and judgements (OTLP's runtime spans); the timeline itself is built by sessions_app.transcripts.run_timeline. No
+message body is read or parsed.
 """
 
 from django.db.models import TextField
@@ -12,6 +13,7 @@ from pydantic_core import from_json
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts.run_timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
+from sessions_app.transcripts.runtime_spans import reviews_by_call
 
 
 def read_timeline(conversation: Conversation) -> ConversationTimeline:
@@ -43,4 +45,4 @@ def read_timeline(conversation: Conversation) -> ConversationTimeline:
         .order_by("pk")
         .values_list("tool_call_id", "tool_name", "status", "started_at", "ended_at")
     }
-    return build_timeline(facts, messages, effects)
+    return build_timeline(facts, messages, effects, reviews_by_call(conversation))

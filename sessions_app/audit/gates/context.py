@@ -21,6 +21,7 @@ ROUND_TRIP = "round_trip"
 AUTHORITY = "authority"
 PROMPT_CONTINUITY = "prompt_continuity"
 TOOL_PAIRING = "tool_pairing"
+APPROVAL = "approval"  # a call waiting for approval: found by the tool-pairing gate, not a repair
 CONVERSATION_SCOPE = "conversation_scope"
 OUTCOME_RECEIPT = "outcome_receipt"
 
@@ -97,7 +98,8 @@ class AuditContext:
     message. `owned_conversation_ids` and `tenant_run_ids` answer, for the conversation ids found in the
     history, which ones this tenant owns and which ones are really run ids; the service looks them up so the
     gate can stay pure. `tool_effects` maps tool-call id to ledger status, or is None when no ledger was
-    ingested for the run.
+    ingested for the run; `unfinished_effects` are its calls the ledger saw start and never end after the run
+    stopped (an effect of unknown outcome after a crash).
 
     Principals are keyed hashes (never the raw string): `owner_principal_hash` is the conversation's owner
     (its first principal, empty when none was ever given), `run_principal_hashes` the principals this run's
@@ -118,6 +120,10 @@ class AuditContext:
     merged_conversation_ids: frozenset[str] = frozenset()
     prompt_contract: PromptContractFact | None = None
     tool_effects: Mapping[str, str] | None = None
+    # Of a run no longer running: tool-call id → tool name of each ledger entry `started` and never ended.
+    unfinished_effects: Mapping[str, str] = field(default_factory=dict)
+    # Tool-call ids the run ended waiting on for a person's approval (DeferredToolRequests, from OTLP).
+    pending_approvals: frozenset[str] = frozenset()
     receipts: tuple[ReceiptFact, ...] = ()
     waits: tuple[WaitFact, ...] = field(default=())
     owner_principal_hash: str = ""

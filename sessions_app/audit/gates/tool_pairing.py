@@ -16,7 +16,8 @@ from pydantic_ai.messages import (
 )
 
 from sessions_app.audit.digests import hash_tool_call_id
-from sessions_app.audit.gates.context import TOOL_PAIRING, AuditContext, Finding
+from sessions_app.audit.gates.context import APPROVAL, TOOL_PAIRING, AuditContext, Finding
+from sessions_app.audit.ledger import OUTCOME_UNKNOWN
 from sessions_app.audit.vocabulary import Verdict
 
 
@@ -115,6 +116,9 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
             if key in seen:
                 continue
             seen.add(key)
+            if part.tool_call_id in ctx.pending_approvals and id(part) not in original:
+                findings.append(_awaiting_approval(part.tool_name, call_hash))
+                continue
             how = (
                 "was closed out by an earlier repair stored in the history"
                 if id(part) in original
@@ -130,4 +134,51 @@ def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> l
                     tool_name=part.tool_name,
                 )
             )
+    findings.extend(_unknown_outcomes(messages, ctx, seen))
+    return findings
+
+
+def _awaiting_approval(tool_name: str, call_hash: str) -> Finding:
+    return Finding(
+        gate=APPROVAL,
+        code=Verdict.WAITING,
+        key=f"approval:{call_hash}",
+        detail=(
+            f"A call of tool '{tool_name}' is awaiting approval: the run ended on DeferredToolRequests. The "
+            "continuing run answers it (DeferredToolResults: approved or denied); do not replay this history "
+            "without that answer, or pydantic-ai's repair closes the call as interrupted."
+        ),
+        tool_call_hash=call_hash,
+        tool_name=tool_name,
+    )
+
+
+def _unknown_outcomes(messages: Sequence[ModelMessage], ctx: AuditContext, seen: set[str]) -> list[Finding]:
+    """Calls the ledger saw start and never end after the run stopped, that the history neither answers nor
+    already reports as interrupted: the process died inside the tool, so its side effect may exist or not."""
+    answered = {
+        part.tool_call_id
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if _is_tool_result(part) and not _is_synthesized(part)
+    }
+    findings = []
+    for tool_call_id, tool_name in sorted(ctx.unfinished_effects.items()):
+        call_hash = hash_tool_call_id(tool_call_id)
+        if tool_call_id in answered or f"interrupted:{call_hash}" in seen:
+            continue
+        findings.append(
+            Finding(
+                gate=TOOL_PAIRING,
+                code=Verdict.INTERRUPTED_TOOL,
+                key=f"unknown-outcome:{call_hash}",
+                detail=(
+                    f"The tool-effect ledger shows a call of tool '{tool_name}' started and never ended, and the "
+                    f"run has stopped: {OUTCOME_UNKNOWN}. Its side effect may exist."
+                ),
+                tool_call_hash=call_hash,
+                tool_name=tool_name,
+            )
+        )
     return findings

@@ -21,7 +21,7 @@ from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
 from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
-from sessions_app.dashboard.transcript_html import RenderOptions, UnrecordedMark, render_messages
+from sessions_app.dashboard.transcript_html import CompactionMark, RenderOptions, UnrecordedMark, render_messages
 from sessions_app.dashboard.views.review import review_panel
 from sessions_app.models import Conversation
 from sessions_app.review import listing as review_listing
@@ -35,6 +35,7 @@ from sessions_app.tenancy.permissions import (
 )
 from sessions_app.transcripts.masking import masker_for
 from sessions_app.transcripts.reading import read_window, window_start_for
+from sessions_app.transcripts.runtime_spans import compactions_by_position
 from sessions_app.transcripts.timeline import read_timeline
 
 
@@ -125,6 +126,25 @@ def _unrecorded_marks(request: MemberRequest, conversation: Conversation) -> dic
     return marks
 
 
+def _compaction_marks(conversation: Conversation) -> dict[int, list[CompactionMark]]:
+    """The compaction boundaries OTLP's `compact_messages` spans reported, with their strategy and counts."""
+    return {
+        position: [
+            CompactionMark(
+                anchor=f"compaction-{c.pk}",
+                run_id=c.run_id,
+                strategy=c.strategy,
+                messages_before=c.messages_before,
+                messages_after=c.messages_after,
+                tokens_before=c.tokens_before,
+                tokens_after=c.tokens_after,
+            )
+            for c in compactions
+        ]
+        for position, compactions in compactions_by_position(conversation).items()
+    }
+
+
 def _render_options(
     request: MemberRequest, conversation: Conversation, at: int | None, revealed: int | None
 ) -> RenderOptions:
@@ -133,6 +153,7 @@ def _render_options(
     reveal_url = conversation_url(conversation.external_id) + "reveal/{position}"
     return RenderOptions(
         unrecorded=_unrecorded_marks(request, conversation),
+        compactions=_compaction_marks(conversation),
         conversation_pk=conversation.pk,
         highlighted=at,
         revealed=revealed,
@@ -229,7 +250,9 @@ def reveal_message(request: MemberRequest, conversation_id: str, position: int) 
     record_reveal(request.tenant, context["conversation"], shown[0].run_id, request.user)
     if wants_fragment(request):
         # The fragment replaces the message alone: a mark shown after it stays where it is, so none is added.
-        options = replace(_render_options(request, context["conversation"], position, position), unrecorded={})
+        options = replace(
+            _render_options(request, context["conversation"], position, position), unrecorded={}, compactions={}
+        )
         return HttpResponse(render_messages(shown, options))
     return render(request, "conversation.html", _with_timeline(request, context))
 

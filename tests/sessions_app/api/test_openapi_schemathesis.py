@@ -34,6 +34,8 @@ MUST_EXERCISE = {
     "GET /api/v1/conversations",
     "GET /api/v1/conversations/{conversation_id}",
     "GET /api/v1/runs/{run_id}",
+    "GET /api/v1/runs/{run_id}/snapshots",
+    "GET /api/v1/runs/{run_id}/snapshots/diff",
     "GET /api/v1/audit-events",
     "GET /api/v1/conversations/{conversation_id}/transcript",
 }

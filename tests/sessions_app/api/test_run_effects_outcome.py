@@ -5,7 +5,7 @@ import httpx
 import pytest
 from pydantic_ai_harness.step_persistence import StepPersistence
 
-from sessions_app.api.reads import OUTCOME_UNKNOWN, effect_outcome
+from sessions_app.audit.ledger import OUTCOME_UNKNOWN, effect_outcome
 from sessions_app.client.step_store import SessiondeskStepStore
 from sessions_app.models import Run
 from sessions_app.tenancy.api_keys import create_api_key

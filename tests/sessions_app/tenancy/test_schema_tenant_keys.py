@@ -117,7 +117,7 @@ def test_every_relation_between_tenant_owned_tables_is_a_tenant_qualified_key():
             if target in owned and model._meta.db_table in owned and field.column != "tenant_id":
                 relation = (model._meta.db_table, target, ("tenant_id", field.column))
                 (unkeyed if target in PARTITIONED else expected).add(relation)
-    assert len(expected) == 21  # 13, and the 8 of the review tables (issue 27)
+    assert len(expected) == 22  # 13, the 8 of the review tables (issue 27) and the runtime spans' run (issue 28)
     assert expected <= keys
     assert unkeyed == {
         ("sessions_app_snapshotmessage", "sessions_app_storedmessage", ("tenant_id", "message_id")),
