@@ -22,7 +22,7 @@ from search_app.backends import Filters, Scope
 from search_app.errors import SearchError
 from search_app.hits import hits
 from search_app.identify import identify
-from search_app.index import pending_in
+from search_app.index import index_state
 from search_app.models import SearchDocument
 from search_app.query import ParsedQuery, QueryError, QueryFilters
 from search_app.ranking import Ranked, choose, rank_page, scope_statistics
@@ -85,14 +85,16 @@ def run_search(
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    response.indexing = pending_in(tenant_ids, target.conversation_pk)
-    # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
-    # the tenant's current masking patterns.
+    state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
+    # `indexing` while anything of the scope is pending or unfolded. A pending conversation is searched again once
+    # rebuilt: until then its documents may hold text indexed before the tenant's current masking patterns.
+    # Unfolded documents are searched (the tail is scored directly), only more slowly.
+    response.indexing = state.indexing
     search_scope = Scope(
         tenant_ids,
         target.conversation_pk,
         target.run_pk,
-        exclude_pending=response.indexing,
+        exclude_pending=state.pending,
         max_document_id=after.max_document_id if after else None,
     )
     newest, stats = _point_in_time(search_scope, after)

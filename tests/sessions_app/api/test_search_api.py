@@ -2,6 +2,7 @@
 
 import pytest
 
+from search_app import folding
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.search_app.factories import add_messages, make_conversation, make_conversation_with, make_run
 
@@ -24,6 +25,7 @@ def data(tenant, other_tenant):
     run = make_run(conversation, "run-1")
     add_messages(run, [f"message {i} about the wren" if i == 6 else f"message {i}" for i in range(12)])
     make_conversation_with(other_tenant, ["wren of globex"], external_id="conv-x", run_id="run-x")
+    folding.fold_tenant(tenant.id)  # all in blocks: nothing left to index
 
 
 def test_search_answers_ranked_results_with_provenance(api, data):
