@@ -7,9 +7,9 @@ for the query (search_app.ranking: candidates from the full-text index, filters 
 cut to the page, and only then load, redact and snippet the hits that are returned (search_app.hits).
 Visibility is decided before any limit applies.
 
-Every response carries the exact number of matching messages and of the conversations they are in (counted
-apart from the ranking, which may prune) and, while more remain, an opaque cursor for the next page
-(search_app.paging). Reading in context is search_app.context.
+Every response carries the number of matching messages and of the conversations they are in (counted apart
+from the ranking, which may prune: exact up to a bound, past it a lower bound that says it is one) and, while
+more remain, an opaque cursor for the next page (search_app.paging). Reading in context is search_app.context.
 """
 
 from collections.abc import Sequence
@@ -102,9 +102,10 @@ def run_search(
     ranked, ranked_total = rank_page(ranker, limit, after)
     counts = ranker.count(ranked_total)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
+    response.total_is_lower_bound = counts.lower_bound
     response.results = hits(ranked, parsed, searchable)
     fit_response(response)
-    response.next_cursor = _next_cursor(response, ranked, newest, stats, search_print)
+    response.next_cursor = _next_cursor(response, ranked, limit, newest, stats, search_print)
     return response
 
 
@@ -118,10 +119,16 @@ def _point_in_time(scope: Scope, after: paging.PageCursor | None) -> tuple[int, 
 
 
 def _next_cursor(
-    response: SearchResponse, ranked: Ranked, newest: int, stats: bm25.ScopeStats, search_print: str
+    response: SearchResponse, ranked: Ranked, limit: int, newest: int, stats: bm25.ScopeStats, search_print: str
 ) -> str | None:
     shown = len(response.results)
-    if not shown or response.offset + shown >= min(response.total_matches, paging.MAX_DEPTH):
+    if not shown or response.offset + shown >= paging.MAX_DEPTH:
+        return None
+    if response.total_is_lower_bound:
+        # The total is only a bound: the ranking itself says whether more follow (a short page is the last).
+        if len(ranked) < limit and not response.truncated:
+            return None
+    elif response.offset + shown >= response.total_matches:
         return None
     key, score = ranked[shown - 1]
     position = paging.PageCursor(response.offset + shown, score, key, newest, stats.documents, stats.total_length)

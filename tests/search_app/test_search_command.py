@@ -71,3 +71,9 @@ def test_without_a_conversation_the_command_says_why(data):
 def test_bad_input_is_a_command_error_naming_the_problem(data, args, problem):
     with pytest.raises(CommandError, match=problem):
         run(*args)
+
+
+def test_past_the_count_bound_the_footer_says_plus(data, settings):
+    settings.SESSIONDESK_SEARCH_COUNT_BOUND = 1
+    text = run("--tenant", "acme", "--scope", "tenant", "--limit", "1", "magpie")
+    assert "1-1 of 1+ matching message(s) in 1+ conversation(s); next page: --cursor " in text

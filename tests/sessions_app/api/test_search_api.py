@@ -113,3 +113,12 @@ def test_context_masks_credentials(api, tenant):
     add_messages(run, ["deploy with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"])
     body = api("/api/v1/conversations/sec/messages", around=0).json()
     assert body["messages"][0]["text"] == "deploy with GITHUB_TOKEN=***"
+
+
+def test_the_openapi_document_declares_the_lower_bound_flag_and_answers_carry_it(client, api, data):
+    answer = client.get("/api/v1/openapi.json").json()["paths"]["/api/v1/search"]["get"]["responses"]["200"]
+    schema = answer["content"]["application/json"]["schema"]
+    assert schema["properties"]["total_is_lower_bound"]["type"] == "boolean"
+    assert "total_is_lower_bound" in schema["required"]
+    body = api("/api/v1/search", q="wren", conversation_id="conv-1").json()
+    assert (body["total_matches"], body["total_is_lower_bound"]) == (1, False)
