@@ -260,9 +260,7 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
     server = Server(database)
     try:
         report["http_tenant_scope"] = time_http(server, key, queries, repeats, {"scope": "tenant"}, [], rng)
-        report["http_conversation_scope"] = time_http(
-            server, key, queries, repeats, None, corpus["conversations"], rng
-        )
+        report["http_conversation_scope"] = time_http(server, key, queries, repeats, None, corpus["conversations"], rng)
         status, healthz = server.request("GET", "/healthz")
         report["http_healthz_ms"] = round(healthz * 1000, 2)
     finally:
