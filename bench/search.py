@@ -4,6 +4,8 @@
     .venv/bin/python bench/search.py --database postgres://root@127.0.0.1:5432/sd_bench --messages 1000000
     # SQLite (the embedded default), 100k messages, in bench/.data/:
     .venv/bin/python bench/search.py --database sqlite --messages 100000
+    # The users' path (issue 25): import_sessions, HTTP against manage.py serve, FTS5 and ts_rank_cd peers:
+    .venv/bin/python bench/search.py --users-path --database postgres://root@127.0.0.1:5432/sd_bench_users
 
 The corpus: 10 tenants (the largest holds 34%), conversations of 20 to 2,000 messages (log-uniform), one run per
 200 messages, roles cycling user/assistant/tool call/tool result, text drawn from a 50,000-word vocabulary with a
@@ -498,7 +500,19 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40, help="queries per class and scope")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--reuse", action="store_true", help="time queries on the corpus a previous run built")
+    parser.add_argument(
+        "--users-path",
+        action="store_true",
+        help="import through import_sessions, search over HTTP (manage.py serve), FTS5 and ts_rank_cd peers "
+        "(bench/search_users_path.py; PostgreSQL only; its database is dropped and made again)",
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="--users-path: times each query is asked")
     args = parser.parse_args()
+    if args.users_path:
+        import search_users_path
+
+        search_users_path.main(args.database, args.messages, args.queries, args.repeats, args.seed)
+        return
     configure(args.database)
 
     from django.core.management import call_command

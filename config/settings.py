@@ -190,6 +190,8 @@ SESSIONDESK_SEARCH_SQL_RANKING: bool | None = None
 # SQLite (one writer at a time there anyway); on PostgreSQL the fold worker (manage.py fold_worker, which
 # manage.py serve supervises) folds every tail it finds, checking every SESSIONDESK_FOLD_WORKER_INTERVAL seconds.
 SESSIONDESK_SEARCH_FOLD_AT = 2000
+# Matches a search counts exactly; past this many its totals are lower bounds, said to be ("10,000+").
+SESSIONDESK_SEARCH_COUNT_BOUND = 10_000
 SESSIONDESK_SEARCH_FOLD_INLINE = DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
 SESSIONDESK_FOLD_WORKER_INTERVAL = env_float("SESSIONDESK_FOLD_WORKER_INTERVAL", 2.0)
 # Whether manage.py serve starts and supervises the fold worker beside gunicorn (off where one runs elsewhere).

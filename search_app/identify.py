@@ -2,11 +2,16 @@
 
 from collections.abc import Sequence
 
-from search_app.backends.base import json_member
+from django.db import connection
+
+from search_app.backends.base import SqlParams, json_member
 from search_app.results import Identified
 from sessions_app.models import Conversation, Run, Tenant, ToolEffect, TranscriptEntry
 
 MAX_IDENTIFIED = 10
+CONVERSATIONS = Conversation._meta.db_table
+RUNS = Run._meta.db_table
+EFFECTS = ToolEffect._meta.db_table
 MAX_ID_CHARS = 400
 
 
@@ -25,29 +30,12 @@ def identify(
         return []
     slugs = {t.id: t.slug for t in tenants}
     found: list[Identified] = []
-    if run_pk is None:
-        conversations = Conversation.objects.filter(tenant_id__in=slugs, external_id=candidate)
-        if conversation_pk is not None:
-            conversations = conversations.filter(id=conversation_pk)
-        for tenant_id, external_id in conversations.order_by("id").values_list("tenant_id", "external_id")[:3]:
-            found.append(Identified("conversation", slugs[tenant_id], external_id))
-    runs = Run.objects.filter(tenant_id__in=slugs, run_id=candidate)
-    if conversation_pk is not None:
-        runs = runs.filter(conversation_id=conversation_pk)
-    if run_pk is not None:
-        runs = runs.filter(id=run_pk)
-    for tenant_id, external_id, run in (
-        runs.filter(conversation__tenant_id__in=slugs)
-        .order_by("id")
-        .values_list("tenant_id", "conversation__external_id", "run_id")[:3]
-    ):
-        found.append(Identified("run", slugs[tenant_id], external_id, run))
-    ledger = ToolEffect.objects.filter(tenant_id__in=slugs, tool_call_id=candidate)
-    if run_pk is not None:
-        ledger = ledger.filter(run_id=run_pk)
-    elif conversation_pk is not None:
-        ledger = ledger.filter(run__tenant_id__in=slugs, run__conversation_id=conversation_pk)
-    run_pks = list(ledger.values_list("run_id", flat=True)[:MAX_IDENTIFIED])
+    run_pks: list[int] = []
+    for kind, tenant_id, external_id, run, key in _named(candidate, tuple(slugs), conversation_pk, run_pk):
+        if kind == "ledger":
+            run_pks.append(key)
+        else:
+            found.append(Identified(kind, slugs[tenant_id], external_id, run if kind == "run" else ""))
     if not run_pks:
         return found
     entries = TranscriptEntry.objects.filter(tenant_id__in=slugs, run_id__in=run_pks, summary_artifact=False)
@@ -57,3 +45,52 @@ def identify(
     )[:MAX_IDENTIFIED]:
         found.append(Identified("tool_call", slugs[tenant_id], external_id, run, position, role))
     return found
+
+
+_KINDS = ("conversation", "run", "ledger")
+
+
+def _named(
+    candidate: str, tenant_ids: tuple[int, ...], conversation_pk: int | None, run_pk: int | None
+) -> list[tuple[str, int, str, str, int]]:
+    """(kind, tenant, conversation id, run id, key) of the conversations (3), runs (3) and ledger entries (their
+    runs' keys, 10) whose id is `candidate`, within the scope: one statement, each part by its own index."""
+    marks = ", ".join(["%s"] * len(tenant_ids))
+    parts: list[str] = []
+    params: SqlParams = []
+    if run_pk is None:
+        narrow = "" if conversation_pk is None else " AND c.id = %s"
+        parts.append(
+            f"SELECT 'conversation' AS kind, c.tenant_id, c.external_id, '' AS run, c.id AS k FROM {CONVERSATIONS} c "  # noqa: S608 - constant tables, bound values
+            f"WHERE c.tenant_id IN ({marks}) AND c.external_id = %s{narrow} ORDER BY c.id LIMIT 3"
+        )
+        params += [*tenant_ids, candidate, *([] if conversation_pk is None else [conversation_pk])]
+    run_narrow, run_params = "", list[int]()
+    if conversation_pk is not None:
+        run_narrow, run_params = " AND r.conversation_id = %s", [conversation_pk]
+    if run_pk is not None:
+        run_narrow, run_params = run_narrow + " AND r.id = %s", [*run_params, run_pk]
+    parts.append(
+        f"SELECT 'run', r.tenant_id, c.external_id, r.run_id, r.id FROM {RUNS} r JOIN {CONVERSATIONS} c "  # noqa: S608 - constant tables, bound values
+        f"ON c.tenant_id = r.tenant_id AND c.id = r.conversation_id WHERE r.tenant_id IN ({marks}) "
+        f"AND c.tenant_id IN ({marks}) AND r.run_id = %s{run_narrow} ORDER BY r.id LIMIT 3"
+    )
+    params += [*tenant_ids, *tenant_ids, candidate, *run_params]
+    if run_pk is not None:
+        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", " AND e.run_id = %s", [run_pk]
+    elif conversation_pk is not None:
+        ledger_from = f"{EFFECTS} e JOIN {RUNS} r ON r.tenant_id = e.tenant_id AND r.id = e.run_id"
+        ledger_narrow, ledger_params = " AND r.conversation_id = %s", [conversation_pk]
+    else:
+        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", "", []
+    parts.append(
+        f"SELECT 'ledger', e.tenant_id, '', '', e.run_id FROM {ledger_from} "  # noqa: S608 - constant tables, bound values
+        f"WHERE e.tenant_id IN ({marks}) AND e.tool_call_id = %s{ledger_narrow} LIMIT {MAX_IDENTIFIED}"
+    )
+    params += [*tenant_ids, candidate, *ledger_params]
+    # Each part in a subquery of its own: SQLite takes ORDER BY and LIMIT only there in a compound statement.
+    sql = " UNION ALL ".join(f"SELECT * FROM ({part}) AS p{number}" for number, part in enumerate(parts))  # noqa: S608 - constant tables, bound values
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [(str(kind), int(tenant), str(ext), str(run), int(key)) for kind, tenant, ext, run, key in cursor]
+    return sorted(rows, key=lambda row: (_KINDS.index(row[0]), row[4]))

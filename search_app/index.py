@@ -26,6 +26,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -43,6 +44,8 @@ from sessions_app.models import Conversation, Run, StoredMessage, Tenant, Transc
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
 _CHUNK = 2000
 logger = logging.getLogger(__name__)
+CONVERSATIONS = ConversationIndex._meta.db_table
+RUNS = Run._meta.db_table
 
 
 def skipped_tools() -> tuple[str, ...]:
@@ -270,9 +273,44 @@ def reindex_all(tenant_ids: Sequence[int] | None = None) -> tuple[int, int]:
     return len(ids), documents
 
 
-def pending_in(tenant_ids: Sequence[int], conversation_id: int | None = None) -> bool:
-    """Whether a reconciliation is pending anywhere in the scope."""
-    pending = ConversationIndex.objects.filter(tenant_id__in=tenant_ids, pending=True)
-    if conversation_id is not None:
-        pending = pending.filter(conversation_id=conversation_id)
-    return pending.exists()
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """What of a search's scope the index has not caught up with yet."""
+
+    pending: bool = False
+    """A conversation waits for a rebuild (masking patterns changed, a rewound branch): it is left out."""
+    unfolded: bool = False
+    """A document is still in the tail, not in posting blocks: searched all the same, but more slowly."""
+
+    @property
+    def indexing(self) -> bool:
+        return self.pending or self.unfolded
+
+
+def index_state(tenant_ids: Sequence[int], conversation_id: int | None = None, run_id: int | None = None) -> IndexState:
+    """Whether anything of the scope (the tenants, or one conversation or run of them) is pending or unfolded, in
+    one statement, both by index: pending conversations by (tenant, pending); the tail by tenant, or a
+    conversation's or run's documents by their own index, joined to the tail by its primary key."""
+    tenants = ", ".join(["%s"] * len(tenant_ids))
+    pending = f"SELECT 1 FROM {CONVERSATIONS} c WHERE c.tenant_id IN ({tenants}) AND c.pending"  # noqa: S608 - constant tables, bound values
+    unfolded = f"SELECT 1 FROM {folding.TAIL} t WHERE t.tenant_id IN ({tenants})"  # noqa: S608 - constant tables, bound values
+    pending_params: list[int] = [*tenant_ids]
+    unfolded_params: list[int] = [*tenant_ids]
+    if conversation_id is not None or run_id is not None:
+        if conversation_id is not None:
+            pending += " AND c.conversation_id = %s"
+            pending_params.append(conversation_id)
+            narrow, value = "conversation_id", conversation_id
+        elif run_id is not None:
+            # A run's conversation: even one whose documents are not written yet (stored before the index).
+            run = f"SELECT r.conversation_id FROM {RUNS} r WHERE r.tenant_id IN ({tenants}) AND r.id = %s"  # noqa: S608 - constant tables, bound values
+            pending += f" AND c.conversation_id IN ({run})"
+            pending_params += [*tenant_ids, run_id]
+            narrow, value = "run_id", run_id
+        documents = f"SELECT d.id FROM {folding.DOCS} d WHERE d.tenant_id IN ({tenants}) AND d.{narrow} = %s"  # noqa: S608 - constant tables, bound values
+        unfolded += f" AND t.document_id IN ({documents})"
+        unfolded_params += [*tenant_ids, value]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS ({pending}), EXISTS ({unfolded})", [*pending_params, *unfolded_params])
+        is_pending, is_unfolded = cursor.fetchone()
+    return IndexState(bool(is_pending), bool(is_unfolded))

@@ -73,9 +73,12 @@ class SearchResponse:
     message: str = ""
     scope: str = "conversation"
     total_matches: int = 0
-    """Matching messages in the scope (all pages), exactly."""
+    """Matching messages in the scope (all pages): exact, or a lower bound when `total_is_lower_bound`."""
     total_conversations: int = 0
-    """Conversations holding at least one matching message, exactly."""
+    """Conversations holding at least one matching message: exact, or a lower bound when `total_is_lower_bound`."""
+    total_is_lower_bound: bool = False
+    """More messages matched than are counted exactly (search_app.ranking.counting.count_bound): both totals are
+    then lower bounds (shown as "10,000+"); paging is exact all the same."""
     offset: int = 0
     """Results on earlier pages: this page shows results offset + 1 to offset + len(results)."""
     next_cursor: str | None = None
@@ -91,6 +94,7 @@ class SearchResponse:
             "scope": self.scope,
             "total_matches": self.total_matches,
             "total_conversations": self.total_conversations,
+            "total_is_lower_bound": self.total_is_lower_bound,
             "offset": self.offset,
             "next_cursor": self.next_cursor,
         }

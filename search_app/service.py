@@ -7,9 +7,9 @@ for the query (search_app.ranking: candidates from the full-text index, filters 
 cut to the page, and only then load, redact and snippet the hits that are returned (search_app.hits).
 Visibility is decided before any limit applies.
 
-Every response carries the exact number of matching messages and of the conversations they are in (counted
-apart from the ranking, which may prune) and, while more remain, an opaque cursor for the next page
-(search_app.paging). Reading in context is search_app.context.
+Every response carries the number of matching messages and of the conversations they are in (counted apart
+from the ranking, which may prune: exact up to a bound, past it a lower bound that says it is one) and, while
+more remain, an opaque cursor for the next page (search_app.paging). Reading in context is search_app.context.
 """
 
 from collections.abc import Sequence
@@ -22,7 +22,7 @@ from search_app.backends import Filters, Scope
 from search_app.errors import SearchError
 from search_app.hits import hits
 from search_app.identify import identify
-from search_app.index import pending_in
+from search_app.index import index_state
 from search_app.models import SearchDocument
 from search_app.query import ParsedQuery, QueryError, QueryFilters
 from search_app.ranking import Ranked, choose, rank_page, scope_statistics
@@ -85,14 +85,16 @@ def run_search(
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    response.indexing = pending_in(tenant_ids, target.conversation_pk)
-    # A pending conversation is searched again once rebuilt: until then its documents may hold text indexed before
-    # the tenant's current masking patterns.
+    state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
+    # `indexing` while anything of the scope is pending or unfolded. A pending conversation is searched again once
+    # rebuilt: until then its documents may hold text indexed before the tenant's current masking patterns.
+    # Unfolded documents are searched (the tail is scored directly), only more slowly.
+    response.indexing = state.indexing
     search_scope = Scope(
         tenant_ids,
         target.conversation_pk,
         target.run_pk,
-        exclude_pending=response.indexing,
+        exclude_pending=state.pending,
         max_document_id=after.max_document_id if after else None,
     )
     newest, stats = _point_in_time(search_scope, after)
@@ -100,9 +102,10 @@ def run_search(
     ranked, ranked_total = rank_page(ranker, limit, after)
     counts = ranker.count(ranked_total)
     response.total_matches, response.total_conversations = counts.messages, counts.conversations
+    response.total_is_lower_bound = counts.lower_bound
     response.results = hits(ranked, parsed, searchable)
     fit_response(response)
-    response.next_cursor = _next_cursor(response, ranked, newest, stats, search_print)
+    response.next_cursor = _next_cursor(response, ranked, limit, newest, stats, search_print)
     return response
 
 
@@ -116,10 +119,16 @@ def _point_in_time(scope: Scope, after: paging.PageCursor | None) -> tuple[int, 
 
 
 def _next_cursor(
-    response: SearchResponse, ranked: Ranked, newest: int, stats: bm25.ScopeStats, search_print: str
+    response: SearchResponse, ranked: Ranked, limit: int, newest: int, stats: bm25.ScopeStats, search_print: str
 ) -> str | None:
     shown = len(response.results)
-    if not shown or response.offset + shown >= min(response.total_matches, paging.MAX_DEPTH):
+    if not shown or response.offset + shown >= paging.MAX_DEPTH:
+        return None
+    if response.total_is_lower_bound:
+        # The total is only a bound: the ranking itself says whether more follow (a short page is the last).
+        if len(ranked) < limit and not response.truncated:
+            return None
+    elif response.offset + shown >= response.total_matches:
         return None
     key, score = ranked[shown - 1]
     position = paging.PageCursor(response.offset + shown, score, key, newest, stats.documents, stats.total_length)

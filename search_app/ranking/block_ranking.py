@@ -21,6 +21,7 @@ from search_app import bm25, topk
 from search_app.backends.base import DOCS, Filters, Scope
 from search_app.blocks import DecodedBlock, decode, decode_frontier
 from search_app.query import ParsedQuery, Phrase, Term
+from search_app.ranking.counting import count_bound
 from search_app.ranking.protocol import MatchCounts, Ranked, RankInput
 from search_app.tokenize import is_cjk
 
@@ -94,6 +95,19 @@ class _Reader:
         ids, first = np.unique(ids, return_index=True)
         wanted = np.asarray(keys, dtype=np.int64)
         return set(owners[first][np.searchsorted(ids, wanted)].tolist())
+
+    def decoded_conversations(self, deleted: Collection[int], max_document: int | None) -> set[int]:
+        """The conversations of every live document in the blocks read so far (of words only: all matches)."""
+        if not self.decoded:
+            return set()
+        ids = np.concatenate([block.ids for block in self.decoded.values()])
+        owners = np.concatenate(
+            [block.conversations for block in self.decoded.values() if block.conversations is not None]
+        )
+        keep = ~np.isin(ids, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
+        if max_document is not None:
+            keep &= ids <= max_document
+        return set(owners[keep].tolist())
 
     def positions(self, keys: Collection[int]) -> dict[int, bytes]:
         missing = sorted(set(keys) - self.read_positions.keys())
@@ -219,6 +233,8 @@ class BlockSearch:
         self.found = _prepare(query, scope, stats, params) if stats.documents else None
         self.every: list[tuple[int, float]] | None = None
         """The whole ranking, when counting had to score every match (phrases, exclusions)."""
+        self.last: list[tuple[int, float]] = []
+        """The last ranking window answered: matches all, whose conversations a lower-bound count names."""
 
     def rank(self, limit: int) -> list[tuple[int, float]]:
         """The top `limit` (document id, score) of the scope, best first, ties by id."""
@@ -226,7 +242,33 @@ class BlockSearch:
             return []
         if self.every is not None:
             return self.every[:limit]
-        return _ranked(self.query, self.found, self.stats, self.params, limit, self.max_document)
+        self.last = _ranked(self.query, self.found, self.stats, self.params, limit, self.max_document)
+        return self.last
+
+    def past_bound(self) -> bool:
+        """Whether more than `count_bound()` documents match, known from df alone (no block read): some word of
+        the query is in more documents than that, even less every document an exclusion could take away."""
+        found, query = self.found, self.query
+        if found is None or not all(isinstance(clause, Term) for clause in query.should):
+            return False
+        largest = max((found.df[clause.term] for clause in query.should if isinstance(clause, Term)), default=0)
+        removable = sum(min(found.df[term] for term in topk.clause_terms(clause)) for clause in query.must_not)
+        return largest - removable > count_bound()
+
+    def lower_bound(self) -> MatchCounts:
+        """Counts past the bound: the bound, and the conversations of the matches read so far (those ranked, and
+        for words alone every document of the blocks the ranking decoded), with nothing more read."""
+        found = self.found
+        if found is None:  # not past the bound: nothing matched at all
+            return MatchCounts()
+        ranked = [key for key, _ in self.last]
+        conversations = {found.tail_conversations[key] for key in ranked if key in found.tail_conversations}
+        conversations |= found.reader.conversations_of([key for key in ranked if key not in found.tail_conversations])
+        if not self.query.must_not:
+            conversations |= found.reader.decoded_conversations(found.deleted, self.max_document)
+            conversations |= set(found.tail_conversations.values())
+        bound = count_bound()
+        return MatchCounts(bound, max(1, min(len(conversations), bound)), lower_bound=True)
 
     def count(self) -> MatchCounts:
         """Matching messages and the conversations they are in, exactly, from every block of the query's words.
@@ -272,10 +314,11 @@ class BlockRanker:
 
     def __init__(self, search: RankInput) -> None:
         self.blocks = BlockSearch(search.query, search.scope, search.stats, search.params)
-        self.counts = self.blocks.count()
+        # Past the count bound nothing is counted: the ranking reads only the blocks it must.
+        self.counts = None if self.blocks.past_bound() else self.blocks.count()
 
     def rank(self, window: int) -> tuple[Ranked, int | None]:
         return self.blocks.rank(window), None
 
     def count(self, ranked_total: int | None) -> MatchCounts:
-        return self.counts
+        return self.counts if self.counts is not None else self.blocks.lower_bound()

@@ -41,4 +41,6 @@ class CandidateRanker(CountedAfterRanking):
     def rank(self, window: int) -> tuple[Ranked, int | None]:
         search = self.search
         candidates = fetch_candidates(self.backend, search.scope, Lookup.of(search.query.should), search.filters)
-        return bm25.rank(search.query, candidates, search.stats, search.params)[:window], None
+        ranked = bm25.rank(search.query, candidates, search.stats, search.params)
+        # Every match is ranked: in one conversation or run that is its count too (no count query).
+        return ranked[:window], len(ranked) if search.scope.small else None

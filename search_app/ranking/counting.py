@@ -9,8 +9,13 @@ the terms with doubled spaces (as search_app.ranking.sql_ranking counts them); a
 (whose stored stream interleaves bigrams) is decided in Python over the same candidates by search_app.bm25.
 Tenant-wide queries that the block ranker answers are counted from the blocks instead
 (search_app.ranking.block_ranking).
+
+Counts cost what the page costs: past `count_bound()` matches (10,000) counting stops, and the answer says its
+numbers are lower bounds (`MatchCounts.lower_bound`): `count_bound() + 1` candidates are read at most, so a common
+word costs no more to count than a rare one. Paging never depends on the total (search_app.service).
 """
 
+from django.conf import settings
 from django.db import connection
 
 from search_app.backends import backend_for_connection
@@ -32,6 +37,19 @@ from search_app.tokenize import is_cjk
 _PADDED = "'  ' || replace(terms, ' ', '  ') || '  '"
 
 
+def count_bound() -> int:
+    """Matches counted exactly; past this many the counts are lower bounds (`SESSIONDESK_SEARCH_COUNT_BOUND`)."""
+    return int(settings.SESSIONDESK_SEARCH_COUNT_BOUND)
+
+
+def bounded(messages: int, conversations: int) -> MatchCounts:
+    """Counts taken over at most `count_bound() + 1` matches: past the bound, the bound itself, said to be one."""
+    bound = count_bound()
+    if messages > bound:
+        return MatchCounts(bound, min(conversations, bound), lower_bound=True)
+    return MatchCounts(messages, conversations)
+
+
 def _cjk_phrase(clause: Clause) -> bool:
     return isinstance(clause, Phrase) and any(is_cjk(term[0]) for term in clause.terms)
 
@@ -46,7 +64,7 @@ def _like(clause: Clause) -> str:
 
 
 def count_matches(backend: SearchBackend, scope: Scope, query: ParsedQuery, filters: Filters) -> MatchCounts:
-    """The exact number of matching messages and of distinct conversations they are in."""
+    """The number of matching messages and of distinct conversations they are in: exact up to `count_bound()`."""
     where, params = scope_sql(scope)
     condition, condition_params = backend.candidate_sql(scope, Lookup.of(query.should))
     visible, visible_params = visible_sql(filters)
@@ -54,38 +72,48 @@ def count_matches(backend: SearchBackend, scope: Scope, query: ParsedQuery, filt
     base_params = [*params, *condition_params, *visible_params]
     if any(_cjk_phrase(clause) for clause in query.should + query.must_not):
         return _count_in_python(base, base_params, query)
+    limit = count_bound() + 1
     if not query.must_not and not any(isinstance(clause, Phrase) for clause in query.should):
         # Words and prefixes only: the full-text index names exactly the documents holding one (both backends match
         # whole terms and term prefixes), so every candidate matches and no document's terms need reading.
+        sql = f"SELECT count(*), count(DISTINCT conversation_id) FROM (SELECT conversation_id {base} LIMIT %s) AS c"  # noqa: S608 - constant tables, bound values
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT count(*), count(DISTINCT conversation_id) {base}", base_params)
+            cursor.execute(sql, [*base_params, limit])
             messages, conversations = cursor.fetchone()
-        return MatchCounts(int(messages or 0), int(conversations or 0))
+        return bounded(int(messages or 0), int(conversations or 0))
     tests = " OR ".join(["s LIKE %s"] * len(query.should))
     like_params: list[str] = [_like(clause) for clause in query.should]
-    sql = f"SELECT count(*), count(DISTINCT conversation_id) FROM (SELECT conversation_id, {_PADDED} AS s {base}) AS c"  # noqa: S608 - constant tables, bound values
-    sql += f" WHERE ({tests})"
+    condition = f"({tests})"
     if query.must_not:
-        sql += f" AND NOT ({' OR '.join(['s LIKE %s'] * len(query.must_not))})"
+        condition += f" AND NOT ({' OR '.join(['s LIKE %s'] * len(query.must_not))})"
         like_params += [_like(clause) for clause in query.must_not]
+    padded = f"SELECT conversation_id, {_PADDED} AS s {base}"
+    sql = (
+        "SELECT count(*), count(DISTINCT conversation_id) FROM "  # noqa: S608 - constant tables, bound values
+        f"(SELECT conversation_id FROM ({padded}) AS c WHERE {condition} LIMIT %s) AS d"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*base_params, *like_params])
+        cursor.execute(sql, [*base_params, *like_params, limit])
         messages, conversations = cursor.fetchone()
-    return MatchCounts(int(messages or 0), int(conversations or 0))
+    return bounded(int(messages or 0), int(conversations or 0))
 
 
 def _count_in_python(base: str, params: SqlParams, query: ParsedQuery) -> MatchCounts:
     conversations: set[int] = set()
     messages = 0
+    limit = count_bound() + 1
+    positive = ParsedQuery(should=(), must_not=query.should)  # `excluded` tests any clause's presence
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id, conversation_id, terms {base}", params)
-        for key, conversation_id, terms in cursor.fetchall():
-            document = Document(key, terms)
-            positive = ParsedQuery(should=(), must_not=query.should)  # `excluded` tests any clause's presence
-            if excluded(positive, document) and not excluded(query, document):
-                messages += 1
-                conversations.add(conversation_id)
-    return MatchCounts(messages, len(conversations))
+        while messages < limit and (rows := cursor.fetchmany(1000)):
+            for key, conversation_id, terms in rows:
+                document = Document(key, terms)
+                if excluded(positive, document) and not excluded(query, document):
+                    messages += 1
+                    conversations.add(conversation_id)
+                    if messages >= limit:
+                        break
+    return bounded(messages, len(conversations))
 
 
 class CountedAfterRanking:

@@ -20,6 +20,8 @@ Ranked = list[tuple[int, float]]
 class MatchCounts:
     messages: int = 0
     conversations: int = 0
+    lower_bound: bool = False
+    """True when more than the count bound matched: both numbers are then lower bounds, not exact counts."""
 
 
 @dataclass(frozen=True, slots=True)

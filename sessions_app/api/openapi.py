@@ -102,6 +102,46 @@ def _get(summary: str, parameters: list[Json], *success: str, overrides: Json | 
     }
 
 
+SEARCH_ANSWER = {
+    "description": "Ranked hits of one page, and the totals over every page",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": [
+                    "results",
+                    "indexing",
+                    "total_matches",
+                    "total_conversations",
+                    "total_is_lower_bound",
+                    "next_cursor",
+                ],
+                "properties": {
+                    "identified": {"type": "array", "items": {"type": "object"}},
+                    "results": {"type": "array", "items": {"type": "object"}},
+                    "indexing": {
+                        "type": "boolean",
+                        "description": "True while anything of the scope is not yet folded into the index or is "
+                        "being re-indexed: unfolded messages are found all the same; conversations being re-indexed "
+                        "are left out until done.",
+                    },
+                    "truncated": {"type": "boolean"},
+                    "total_matches": {"type": "integer", "minimum": 0},
+                    "total_conversations": {"type": "integer", "minimum": 0},
+                    "total_is_lower_bound": {
+                        "type": "boolean",
+                        "description": "True when more messages matched than are counted exactly (10,000): "
+                        "`total_matches` and `total_conversations` are then lower bounds. Paging is exact either way.",
+                    },
+                    "offset": {"type": "integer", "minimum": 0},
+                    "next_cursor": {"type": ["string", "null"]},
+                },
+            }
+        }
+    },
+}
+
+
 REPLAY_REFUSED = {
     "description": "The latest run is not READY: its verdict and findings, each with guidance",
     "content": {
@@ -220,7 +260,9 @@ def document() -> Json:
             ),
             "/api/v1/scores": _post(ScoreInput, "Set a score on a conversation, run or message (server key)", "201"),
             "/api/v1/runs/{run_id}/audit": _get("A run's audit", _path_params("run_id"), "200"),
-            "/api/v1/search": _get("Ranked search (exact BM25)", query_parameters(SearchParams), "200"),
+            "/api/v1/search": _get(
+                "Ranked search (exact BM25)", query_parameters(SearchParams), "200", overrides={"200": SEARCH_ANSWER}
+            ),
             "/api/v1/conversations/{conversation_id}/messages": _get(
                 "A position in its context",
                 _path_params("conversation_id") + query_parameters(ContextParams),

@@ -102,7 +102,12 @@ def format_search(query: str, body: dict[str, Any]) -> str:
         message: str = body["message"]
         return message
     results = body.get("results", [])
-    note = "\n(The index is catching up: recent history may be missing.)" if body.get("indexing") else ""
+    note = (
+        "\n(The index is catching up: recent messages are searched all the same; a conversation being re-indexed is "
+        "left out until done.)"
+        if body.get("indexing")
+        else ""
+    )
     if not results:
         return f"No matches for '{query}' in this conversation's persisted history.{note}"
     blocks = [

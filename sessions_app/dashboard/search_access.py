@@ -56,8 +56,9 @@ class SearchOutcome:
     truncated: bool = False
     error: str = ""
     total_matches: int = 0
-    """Matching messages on every page, exactly."""
+    """Matching messages on every page: exact, or a lower bound when `total_is_lower_bound`."""
     total_conversations: int = 0
+    total_is_lower_bound: bool = False
     offset: int = 0
     """Hits on earlier pages: this page shows hits offset + 1 to offset + hit_count."""
     next_cursor: str | None = None
@@ -65,6 +66,15 @@ class SearchOutcome:
     """Conversations, runs and tool calls whose id is exactly the query, shown before the ranked hits."""
     query: str = ""
     """The query as searched (with an unfinished last word as a prefix while typing): what the next page repeats."""
+
+    @property
+    def matches_label(self) -> str:
+        """The number of matching messages as the page shows it: "22", or "10,000+" past the count bound."""
+        return f"{self.total_matches:,}{'+' if self.total_is_lower_bound else ''}"
+
+    @property
+    def conversations_label(self) -> str:
+        return f"{self.total_conversations:,}{'+' if self.total_is_lower_bound else ''}"
 
     @property
     def first(self) -> int:
@@ -76,7 +86,15 @@ class SearchOutcome:
 
 
 # What a page of grouped hits repeats from search's response as it is.
-_PAGE_FACTS = ("indexing", "truncated", "total_matches", "total_conversations", "offset", "next_cursor")
+_PAGE_FACTS = (
+    "indexing",
+    "truncated",
+    "total_matches",
+    "total_conversations",
+    "total_is_lower_bound",
+    "offset",
+    "next_cursor",
+)
 
 # A last word still being typed: plain letters or digits at the very end, not quoted, negated or starred.
 # Four characters at least: a shorter prefix matches so many terms that ranking them all takes a second or

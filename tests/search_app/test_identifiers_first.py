@@ -95,3 +95,30 @@ def test_the_api_answers_identified_before_results(client, tenant, data):
             "role": "",
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("options", "query", "statements"),
+    [
+        ({"scope": "tenant"}, "nothing-of-the-kind", 1),
+        ({"scope": "tenant"}, "deploy-2026-01-07", 1),
+        ({"conversation_id": "deploy-2026-01-07"}, "run-ops-41", 1),
+        ({"scope": "run", "run_id": "run-ops-41"}, "call-weather-1", 2),  # the call's messages: a second read
+    ],
+)
+def test_conversations_runs_and_the_ledger_are_looked_up_in_one_statement(
+    tenant, data, options, query, statements, django_assert_num_queries
+):
+    from search_app.identify import identify
+    from search_app.scope import find_target
+
+    target = find_target(
+        options.get("scope", "conversation"),
+        tenant,
+        (tenant.id,),
+        options.get("conversation_id"),
+        options.get("run_id"),
+    )
+    with django_assert_num_queries(statements):
+        found = identify(query, [tenant], target.conversation_pk, target.run_pk)
+    assert bool(found) == (query != "nothing-of-the-kind")

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from search_app import index
+from search_app import folding, index
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.service import run_search
 from sessions_app.ingest.payloads import SnapshotPayload
@@ -160,6 +160,7 @@ def test_a_conversation_marked_for_reindexing_flags_only_searches_that_cover_it(
     add_messages(make_run(first, "r"), ["frigatebird"])
     second = make_conversation(tenant, "d")
     add_messages(make_run(second, "r2"), ["frigatebird"])
+    folding.fold_tenant(tenant.id)
     index.mark_pending([first.id])
     assert run_search(tenant=tenant, query="frigatebird", conversation_id="c").indexing is True
     assert run_search(tenant=tenant, query="frigatebird", conversation_id="d").indexing is False

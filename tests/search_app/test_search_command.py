@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from search_app import folding
 from tests.search_app.factories import make_conversation_with
 
 pytestmark = pytest.mark.django_db
@@ -16,6 +17,7 @@ def data(tenant, other_tenant):
     make_conversation_with(tenant, ["the magpie is blue-ish", "no bird here"], external_id="c1", run_id="r1")
     make_conversation_with(tenant, ["a magpie again"], external_id="c2", run_id="r2")
     make_conversation_with(other_tenant, ["globex magpie"], external_id="cx", run_id="rx")
+    folding.fold_tenant(tenant.id)  # all in blocks: nothing left to index
 
 
 def run(*args) -> str:
@@ -69,3 +71,9 @@ def test_without_a_conversation_the_command_says_why(data):
 def test_bad_input_is_a_command_error_naming_the_problem(data, args, problem):
     with pytest.raises(CommandError, match=problem):
         run(*args)
+
+
+def test_past_the_count_bound_the_footer_says_plus(data, settings):
+    settings.SESSIONDESK_SEARCH_COUNT_BOUND = 1
+    text = run("--tenant", "acme", "--scope", "tenant", "--limit", "1", "magpie")
+    assert "1-1 of 1+ matching message(s) in 1+ conversation(s); next page: --cursor " in text

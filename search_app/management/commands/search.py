@@ -56,9 +56,10 @@ class Command(BaseCommand):
             )
         first = response.offset + 1
         shown = f"{first}-{response.offset + len(response.results)}" if response.results else "0"
+        more = "+" if response.total_is_lower_bound else ""  # past the count bound: lower bounds
         footer = (
-            f"{shown} of {response.total_matches} matching message(s) in "
-            f"{response.total_conversations} conversation(s)"
+            f"{shown} of {response.total_matches:,}{more} matching message(s) in "
+            f"{response.total_conversations:,}{more} conversation(s)"
         )
         if response.next_cursor:
             footer += f"; next page: --cursor {response.next_cursor}"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from search_app import folding
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.search_app.factories import add_messages, make_conversation, make_conversation_with, make_run
 
@@ -24,6 +25,7 @@ def data(tenant, other_tenant):
     run = make_run(conversation, "run-1")
     add_messages(run, [f"message {i} about the wren" if i == 6 else f"message {i}" for i in range(12)])
     make_conversation_with(other_tenant, ["wren of globex"], external_id="conv-x", run_id="run-x")
+    folding.fold_tenant(tenant.id)  # all in blocks: nothing left to index
 
 
 def test_search_answers_ranked_results_with_provenance(api, data):
@@ -111,3 +113,12 @@ def test_context_masks_credentials(api, tenant):
     add_messages(run, ["deploy with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"])
     body = api("/api/v1/conversations/sec/messages", around=0).json()
     assert body["messages"][0]["text"] == "deploy with GITHUB_TOKEN=***"
+
+
+def test_the_openapi_document_declares_the_lower_bound_flag_and_answers_carry_it(client, api, data):
+    answer = client.get("/api/v1/openapi.json").json()["paths"]["/api/v1/search"]["get"]["responses"]["200"]
+    schema = answer["content"]["application/json"]["schema"]
+    assert schema["properties"]["total_is_lower_bound"]["type"] == "boolean"
+    assert "total_is_lower_bound" in schema["required"]
+    body = api("/api/v1/search", q="wren", conversation_id="conv-1").json()
+    assert (body["total_matches"], body["total_is_lower_bound"]) == (1, False)

@@ -85,6 +85,14 @@ def test_while_a_conversation_waits_for_reindexing_the_page_says_indexing(world,
     assert "Indexing:" in page
 
 
+def test_the_page_says_indexing_while_messages_wait_for_the_fold_and_not_after(world, as_role):
+    from search_app import folding
+
+    assert "Indexing:" in as_role("support").get("/search/?q=flag").content.decode()  # the demo's tail
+    folding.fold_tenant(world.deploy.tenant_id)
+    assert "Indexing:" not in as_role("support").get("/search/?q=flag").content.decode()
+
+
 def test_a_word_with_hits_of_its_own_is_not_widened_to_a_prefix_while_typing(world, as_role):
     # "check" is a word here ("Check the flag again") and a prefix of "checkout_v3_enabled".
     page = as_role("support").get("/search/?q=check", HTTP_HX_REQUEST="true").content.decode()

@@ -37,6 +37,17 @@ def test_the_count_is_of_every_match_and_the_next_link_walks_the_pages(world, as
     assert len(every) == len(set(every)) == 22
 
 
+def test_past_the_count_bound_the_page_says_plus_and_still_walks_every_match(world, as_role, pelicans, settings):
+    settings.SESSIONDESK_SEARCH_COUNT_BOUND = 15
+    client = as_role("support")
+    first = client.get("/search/?q=pelican").content.decode()
+    assert "10 of 15+ matching messages in" in first and "Next page (11–20 of 15+)" in first
+    second = client.get(_next_url(first)).content.decode()
+    assert "11–20 of 15+ matching messages" in second
+    third = client.get(_next_url(second)).content.decode()
+    assert "21–22 of 15+ matching messages" in third and 'id="next-page"' not in third
+
+
 def test_the_next_link_answers_htmx_with_the_results_region_only(world, as_role, pelicans):
     client = as_role("support")
     next_url = _next_url(client.get("/search/?q=pelican").content.decode())
