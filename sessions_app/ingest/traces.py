@@ -116,3 +116,9 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
     if payloads or effects:
         result = ingest_snapshots(tenant, payloads, source=source, via="otlp", tool_effects=effects, api_key=api_key)
     return TraceIngest(result, decoded.rejected_spans, decoded.message())
+
+
+def forget_stored_copies() -> None:
+    """Drop every conversation's kept copies (the next run reads its transcript whole)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
