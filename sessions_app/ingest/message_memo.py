@@ -48,10 +48,12 @@ class MessageMemo:
         with self._lock:
             return self._by_id.get(id(message))
 
-    def keep(self, message: ModelMessage, sent_sha: str | None = None, dumped: str | None = None) -> Known | None:
-        """Keep `message` if it dumps to the bytes it was sent as (`sent_sha`; any message when None), and
-        return its entry (the one kept before, if its bytes were seen already)."""
-        dumped = dump_message(message) if dumped is None else dumped
+    def keep(self, message: ModelMessage, sent_sha: str | None = None, loaded_from: str | None = None) -> Known | None:
+        """Keep `message` if it dumps to the bytes it was validated from (their sha256 `sent_sha`, or the stored
+        text `loaded_from`), and return its entry (the one kept before, if its bytes were seen already)."""
+        dumped = dump_message(message)
+        if loaded_from is not None and dumped != loaded_from:
+            return None  # stored bytes that no longer round-trip: the audit's round-trip gate reports them
         sha = hashlib.sha256(dumped.encode()).hexdigest()
         if sent_sha is not None and sha != sent_sha:
             return None

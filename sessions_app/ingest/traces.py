@@ -66,7 +66,7 @@ def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> 
         cached.last_entry_id = max(cached.last_entry_id, entry_id)
         if not artifact:
             message = load_message(data)
-            known = MEMO.keep(message, dumped=data)
+            known = MEMO.keep(message, loaded_from=data)
             cached.known.extend([known.message if known is not None else message])
             cached.length += 1
     with _CACHE_LOCK:
