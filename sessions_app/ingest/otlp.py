@@ -494,25 +494,64 @@ def content_key(message: ModelMessage) -> str:
     return to_json(_PROJECTION.messages_to_otel_messages([message])).decode()
 
 
+def trace_key(message: ModelMessage) -> str:
+    """A message as `decode_export` reads it back from a run span (before stamping), as JSON: an inherited message
+    of a trace with this key is this message's content, recognised before any validation."""
+    chat = to_json(_PROJECTION.messages_to_otel_messages([message]))
+    try:
+        data = decode_json(chat)
+        read = _messages(data) if isinstance(data, list) else []
+    except (RejectedInput, ValueError):
+        return ""
+    return to_json(read[0]).decode() if len(read) == 1 else ""
+
+
 class KnownMessages:
-    """Copies of messages already known for one conversation, in record order, looked up by content."""
+    """Copies of messages already known for one conversation, in record order, looked up by content: by the
+    message as a trace carries it (`trace_key`, on the plain data) or by `content_key` (on a validated message)."""
 
     def __init__(self, messages: Iterable[ModelMessage] = ()) -> None:
         self.messages: list[ModelMessage] = []
         self._where: dict[str, list[int]] = {}
+        self._traced: dict[str, list[int]] = {}
         self.extend(messages)
+
+    def copy(self) -> "KnownMessages":
+        other = KnownMessages()
+        other.messages = list(self.messages)
+        other._where = {key: list(places) for key, places in self._where.items()}
+        other._traced = {key: list(places) for key, places in self._traced.items()}
+        return other
 
     def extend(self, messages: Iterable[ModelMessage]) -> None:
         for message in messages:
             self._where.setdefault(content_key(message), []).append(len(self.messages))
+            key = trace_key(message)
+            if key:
+                self._traced.setdefault(key, []).append(len(self.messages))
             self.messages.append(message)
 
-    def inherit(self, messages: Sequence[ModelMessage], count: int) -> list[ModelMessage]:
-        """`messages` with each of the first `count` (those the run inherited) replaced by the first known copy
-        with the same content after the previous one replaced, so copies are taken in order."""
-        out = list(messages)
+    def inherit_traced(self, data: Sequence[dict[str, Json]], count: int) -> tuple[list[ModelMessage], int]:
+        """Known copies of the longest run of the first `count` plain messages found by `trace_key` (no
+        validation), and where in the known messages the next copy must come after."""
+        out: list[ModelMessage] = []
         after = 0
-        for i in range(min(count, len(out))):
+        for i in range(min(count, len(data))):
+            places = self._traced.get(to_json(data[i]).decode(), [])
+            at = bisect_left(places, after)
+            if at == len(places):
+                break
+            out.append(self.messages[places[at]])
+            after = places[at] + 1
+        return out, after
+
+    def inherit(
+        self, messages: Sequence[ModelMessage], count: int, start: int = 0, after: int = 0
+    ) -> list[ModelMessage]:
+        """`messages` with each of the first `count` (those the run inherited) from `start` on replaced by the
+        first known copy with the same content after the previous one replaced, so copies are taken in order."""
+        out = list(messages)
+        for i in range(start, min(count, len(out))):
             places = self._where.get(content_key(out[i]), [])
             at = bisect_left(places, after)
             if at < len(places):
@@ -521,13 +560,16 @@ class KnownMessages:
         return out
 
 
-def validate(run: TracedRun) -> list[ModelMessage]:
-    """The run's messages as pydantic-ai messages, or ValueError naming the first problem."""
+def validate(run: TracedRun, start: int = 0) -> list[ModelMessage]:
+    """The run's messages from `start` on as pydantic-ai messages, or ValueError naming the first problem."""
     try:
-        return ModelMessagesTypeAdapter.validate_python(run.messages)
+        return ModelMessagesTypeAdapter.validate_python(run.messages[start:])
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        loc = first["loc"]
+        if loc and isinstance(loc[0], int):
+            loc = (loc[0] + start, *loc[1:])
+        where = ".".join(str(p) for p in loc)
         raise ValueError(f"message {where}: {first['msg']}") from None
 
 

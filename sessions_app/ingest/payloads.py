@@ -32,6 +32,7 @@ from sessions_app.core.api_input import (
     out_of_range_problem,
     validate_model,
 )
+from sessions_app.ingest.message_memo import MEMO
 
 
 def _no_slash(value: str) -> str:
@@ -52,8 +53,9 @@ MAX_TOKEN_COUNT = 2**31 - 1
 integers both databases add in (2**70 stored made `/overview/` answer 500). 400 past it."""
 
 
-def _check_part_sizes(messages: list[dict[str, Any]]) -> None:
-    for index, message in enumerate(messages):
+def _check_part_sizes(messages: list[dict[str, Any]], indices: Sequence[int]) -> None:
+    for index in indices:
+        message = messages[index]
         parts = message.get("parts") if isinstance(message, dict) else None
         for number, part in enumerate(parts if isinstance(parts, list) else ()):
             size = len(json.dumps(part, ensure_ascii=False))
@@ -65,8 +67,8 @@ def _check_part_sizes(messages: list[dict[str, Any]]) -> None:
                 )
 
 
-def _check_token_counts(messages: Sequence[ModelMessage]) -> None:
-    for index, message in enumerate(messages):
+def _check_token_counts(messages: Sequence[ModelMessage], indices: Sequence[int]) -> None:
+    for index, message in zip(indices, messages, strict=True):
         if not isinstance(message, ModelResponse):
             continue
         counts = {field.name: getattr(message.usage, field.name) for field in fields(message.usage)}
@@ -188,28 +190,42 @@ def parse_snapshot(data: object) -> SnapshotPayload:
     if unsafe:
         raise IngestError(f"'{unsafe[0]}' {unsafe[1]}.")
     body = validate_model(SnapshotIn, data, "snapshot", IngestError)
-    _check_part_sizes(body.messages)
+    digests = [hashlib.sha256(to_json(m, bytes_mode="base64")) for m in body.messages]
+    # Messages sent before as exactly these bytes are the objects validated then; only the others are checked.
+    messages: list[ModelMessage | None] = [_known(digest.hexdigest()) for digest in digests]
+    unknown = [i for i, message in enumerate(messages) if message is None]
+    _check_part_sizes(body.messages, unknown)
     try:
-        messages = validate_messages(body.messages)
+        validated = validate_messages([body.messages[i] for i in unknown])
     except ValidationError as error:
         first = error.errors()[0]
+        loc = _in_snapshot(first["loc"], unknown)
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise IngestError(f"Invalid message at {field_path(first['loc'], 'messages')}: {first['msg']}{more}.") from None
-    _check_token_counts(messages)
+        raise IngestError(f"Invalid message at {field_path(loc, 'messages')}: {first['msg']}{more}.") from None
+    _check_token_counts(validated, unknown)
+    for i, message in zip(unknown, validated, strict=True):
+        known = MEMO.keep(message, digests[i].hexdigest())
+        messages[i] = known.message if known is not None else message
     return SnapshotPayload(
         **body.model_dump(include=_AS_SENT),
-        messages=messages,
+        messages=[message for message in messages if message is not None],
         client_supplied=body.source == "client",
         started_at=_aware_time(body.started_at, "started_at"),
         principal=body.principal or "",
-        sent_digest=sent_digest(body.messages),
+        sent_digest=hashlib.sha256(b"\n".join(digest.digest() for digest in digests)).hexdigest(),
     )
 
 
-def sent_digest(messages: Sequence[object]) -> str:
-    """sha256 over each message's JSON as sent, one line each: equal for equal bodies, whatever validation adds."""
-    lines = b"\n".join(hashlib.sha256(to_json(m, bytes_mode="base64")).digest() for m in messages)
-    return hashlib.sha256(lines).hexdigest()
+def _in_snapshot(loc: Sequence[str | int], validated: Sequence[int]) -> Sequence[str | int]:
+    """An error's location among the validated messages, as a location in the snapshot's messages."""
+    if loc and isinstance(loc[0], int) and 0 <= loc[0] < len(validated):
+        return (validated[loc[0]], *loc[1:])
+    return loc
+
+
+def _known(sha: str) -> ModelMessage | None:
+    known = MEMO.get(sha)
+    return known.message if known is not None else None
 
 
 def parse_tool_effect(data: object) -> ToolEffectPayload:

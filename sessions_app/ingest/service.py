@@ -20,6 +20,7 @@ from django.utils import timezone
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
+from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.payloads import (
     IngestError,
     RuntimeSpanPayload,
@@ -85,13 +86,24 @@ class _Prepared:
 
 
 def _prepare(payload: SnapshotPayload) -> _Prepared:
-    dumped = [dump_message(m) for m in payload.messages]
-    shas = [hashlib.sha256(d.encode()).hexdigest() for d in dumped]
+    """Each message's bytes and hashes: kept ones from the memo, the others dumped and hashed here."""
+    dumped, shas, content_hashes = [], [], []
+    for message in payload.messages:
+        known = MEMO.of(message)
+        if known is None:
+            data = dump_message(message)
+            dumped.append(data)
+            shas.append(hashlib.sha256(data.encode()).hexdigest())
+            content_hashes.append(message_hash(message))
+        else:
+            dumped.append(known.dumped)
+            shas.append(known.sha256)
+            content_hashes.append(known.content_hash)
     return _Prepared(
         payload=payload,
         dumped=dumped,
         shas=shas,
-        content_hashes=[message_hash(m) for m in payload.messages],
+        content_hashes=content_hashes,
         digest=payload.sent_digest or hashlib.sha256("\n".join(shas).encode()).hexdigest(),
     )
 

@@ -7,10 +7,13 @@ a run threaded through `message_history` repeats the stored messages (with their
 the bare content its trace carries.
 """
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from model_messages.serialization import load_message
+from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.otlp import DecodedExport, KnownMessages, snapshot_data, validate
 from sessions_app.ingest.payloads import (
     IngestError,
@@ -20,8 +23,10 @@ from sessions_app.ingest.payloads import (
     parse_snapshot,
 )
 from sessions_app.ingest.service import IngestResult, ingest_snapshots
-from sessions_app.models import ApiKey, Tenant, TranscriptEntry
+from sessions_app.models import ApiKey, Conversation, Tenant, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
+
+_CACHE_CONVERSATIONS = 256  # conversations whose stored copies a process keeps
 
 
 @dataclass
@@ -31,18 +36,61 @@ class TraceIngest:
     message: str
 
 
-def _stored_transcripts(tenant: Tenant, conversation_ids: Iterable[str]) -> dict[str, KnownMessages]:
-    known = {conversation_id: KnownMessages() for conversation_id in conversation_ids}
-    rows = (
+@dataclass
+class _StoredCopies:
+    """A conversation's stored transcript as known copies, and the newest transcript row it has read."""
+
+    known: KnownMessages
+    last_entry_id: int
+    length: int
+
+
+_CACHE: OrderedDict[tuple[int, str], _StoredCopies] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> KnownMessages:
+    """The conversation's stored transcript as known copies: kept in this process and brought up to date with the
+    rows written since (rows have rising ids, and a rewritten row is a new one), so a threaded run reads only the
+    rows added since this process last looked; read whole when a row before the end was rewritten or removed."""
+    with _CACHE_LOCK:
+        cached = _CACHE.pop((tenant.id, conversation_id), None)
+    after = cached.last_entry_id if cached is not None else 0
+    rows = list(
         scoped(TranscriptEntry, tenant)
-        .filter(conversation__external_id__in=list(known), summary_artifact=False, message__tenant=tenant)
-        .order_by("conversation_id", "position")
-        .values_list("conversation__external_id", "message__data")
-        .iterator(chunk_size=2000)
+        .filter(conversation__external_id=conversation_id, id__gt=after, message__tenant=tenant)
+        .order_by("position", "-summary_artifact", "id")
+        .values_list("id", "position", "summary_artifact", "message__data")
     )
-    for conversation_id, data in rows:
-        known[conversation_id].extend([load_message(data)])
-    return known
+    if cached is not None:
+        new = [row for row in rows if not row[2]]
+        if any(position < cached.length for _, position, _, _ in new) or cached.length + len(new) != message_count:
+            return _stored_copies(tenant, conversation_id, message_count)  # not cached now: read whole
+    else:
+        cached = _StoredCopies(KnownMessages(), 0, 0)
+    for entry_id, _, artifact, data in rows:
+        cached.last_entry_id = max(cached.last_entry_id, entry_id)
+        if not artifact:
+            message = load_message(data)
+            known = MEMO.keep(message, loaded_from=data)
+            cached.known.extend([known.message if known is not None else message])
+            cached.length += 1
+    with _CACHE_LOCK:
+        _CACHE[(tenant.id, conversation_id)] = cached
+        while len(_CACHE) > _CACHE_CONVERSATIONS:
+            _CACHE.popitem(last=False)
+    return cached.known.copy()
+
+
+def _stored_transcripts(tenant: Tenant, conversation_ids: Iterable[str]) -> dict[str, KnownMessages]:
+    counts = dict(
+        scoped(Conversation, tenant)
+        .filter(external_id__in=list(conversation_ids))
+        .values_list("external_id", "message_count")
+    )
+    return {
+        conversation_id: _stored_copies(tenant, conversation_id, count) for conversation_id, count in counts.items()
+    }
 
 
 def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_key: ApiKey | None) -> TraceIngest:
@@ -54,13 +102,15 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
     effects: list[ToolEffectPayload] = []
     runtime: list[RuntimeSpanPayload] = []
     for run in decoded.runs:  # in start order: a later run of the export inherits from an earlier one
+        conversation = known.setdefault(run.conversation_id, KnownMessages())
+        # Inherited messages recognised on the plain data are not validated; only the rest is.
+        copies, after = conversation.inherit_traced(run.messages, run.new_message_index)
         try:
-            messages = validate(run)
+            messages = copies + validate(run, start=len(copies))
         except ValueError as error:
             decoded.reject(f"of agent runs whose messages are not valid ({error})", run.span_count)
             continue
-        conversation = known.setdefault(run.conversation_id, KnownMessages())
-        messages = conversation.inherit(messages, run.new_message_index)
+        messages = conversation.inherit(messages, run.new_message_index, start=len(copies), after=after)
         try:
             payload = parse_snapshot(snapshot_data(run, messages))
         except IngestError as error:
@@ -82,3 +132,9 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
             api_key=api_key,
         )
     return TraceIngest(result, decoded.rejected_spans, decoded.message())
+
+
+def forget_stored_copies() -> None:
+    """Drop every conversation's kept copies (the next run reads its transcript whole)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()

@@ -1,0 +1,99 @@
+"""A threaded conversation sent run by run through OTLP costs the new messages: the stored transcript is read
+once per process (then only the rows added since), inherited messages are recognised before validation, and the
+exported transcript stays the agent's own history."""
+
+import json
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai.capabilities import Instrumentation
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.models.instrumented import InstrumentationSettings
+
+from sessions_app.ingest import traces
+from sessions_app.models import Conversation, StoredMessage
+from sessions_app.tenancy.api_keys import create_api_key
+from sessions_app.transcripts import fold_cache
+from sessions_app.transcripts.export import export_conversation
+from tests.agents import weather_agent
+
+RUNS = 25
+
+
+def without_times(messages: list[dict]) -> list[dict]:
+    for message in messages:
+        message.pop("timestamp", None)
+        for part in message["parts"]:
+            part.pop("timestamp", None)
+    return messages
+
+
+def threaded_exports(runs: int) -> tuple[list[bytes], list]:
+    """Each run's spans as its own protobuf export, and the last run's whole history."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    agent = weather_agent()
+    history = None
+    bodies = []
+    for n in range(runs):
+        result = agent.run_sync(
+            f"Weather, question {n}?", message_history=history, conversation_id="fast", capabilities=[instrumentation]
+        )
+        history = result.all_messages()
+        bodies.append(encode_spans(memory.get_finished_spans()).SerializeToString())
+        memory.clear()
+    return bodies, history
+
+
+@pytest.mark.django_db
+def test_many_threaded_runs_read_each_stored_row_once_validate_only_new_messages_and_stay_exact(
+    client, tenant, monkeypatch
+):
+    traces.forget_stored_copies()
+    fold_cache.forget_all()
+    _, key = create_api_key(tenant, "server")
+    bodies, history = threaded_exports(RUNS)
+    loaded = []
+    real_load = traces.load_message
+
+    def counting_load(data):
+        loaded.append(data)
+        return real_load(data)
+
+    monkeypatch.setattr(traces, "load_message", counting_load)
+    for body in bodies:
+        response = client.post(
+            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        assert response.status_code == 200, response.content
+
+    conversation = Conversation.objects.get(tenant=tenant, external_id="fast")
+    exported = json.loads("".join(export_conversation(conversation, "json")))
+    truth = ModelMessagesTypeAdapter.dump_python(history, mode="json")
+    assert len(exported) == len(history) == 4 * RUNS
+    assert without_times(exported) == without_times(truth)
+    # Every stored row was read once over all the runs, not the whole transcript for each run.
+    assert len(loaded) == len(history) - 4
+    assert StoredMessage.objects.filter(tenant=tenant).count() == len(history)
+
+
+@pytest.mark.django_db
+def test_a_process_that_never_saw_the_conversation_reads_it_whole_and_stays_exact(client, tenant):
+    _, key = create_api_key(tenant, "server")
+    bodies, history = threaded_exports(6)
+    for number, body in enumerate(bodies):
+        if number % 2:
+            traces.forget_stored_copies()  # another worker took the previous run
+            fold_cache.forget_all()
+        response = client.post(
+            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        assert response.status_code == 200, response.content
+    conversation = Conversation.objects.get(tenant=tenant, external_id="fast")
+    exported = json.loads("".join(export_conversation(conversation, "json")))
+    assert without_times(exported) == without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))
