@@ -121,7 +121,8 @@ def scope_sql(scope: Scope) -> tuple[str, SqlParams]:
     return sql, params
 
 
-def visible_sql(filters: Filters) -> tuple[str, SqlParams]:
+def visible_sql(filters: Filters, source: str = DOCS) -> tuple[str, SqlParams]:
+    """The filters as one SQL condition on the documents, read from `source` (the table, or a subquery's alias)."""
     conditions: list[str] = []
     params: SqlParams = []
     if filters.roles:
@@ -139,9 +140,11 @@ def visible_sql(filters: Filters) -> tuple[str, SqlParams]:
         params.append(adapt(filters.until))
     if filters.tool is not None:
         # The stored message JSON names each part's tool as `"tool_name":"…"`; the name is matched whole, as JSON.
+        # The entry and its message are joined on the tenant too, so Citus keeps the subquery on the document's
+        # shard (a join by id alone is a join it cannot plan) and PostgreSQL on one partition of each.
         conditions.append(
-            f"EXISTS (SELECT 1 FROM {ENTRIES} e JOIN {MESSAGES} m ON m.id = e.message_id "  # noqa: S608 - constant tables, bound values
-            "WHERE e.id = entry_id AND m.data LIKE %s ESCAPE '\\')"
+            f"EXISTS (SELECT 1 FROM {ENTRIES} e JOIN {MESSAGES} m ON m.tenant_id = e.tenant_id AND m.id = e.message_id "  # noqa: S608 - constant tables, bound values
+            f"WHERE e.tenant_id = {source}.tenant_id AND e.id = {source}.entry_id AND m.data LIKE %s ESCAPE '\\')"
         )
         params.append(json_like("tool_name", filters.tool))
     return (f"({' AND '.join(conditions)})" if conditions else "1 = 1"), params

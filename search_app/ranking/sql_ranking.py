@@ -77,7 +77,7 @@ def rank_in_database(
             exclusions.append("s LIKE %s")
     columns.append(f"({' OR '.join(exclusions)}) AS excluded" if exclusions else "0 = 1 AS excluded")
 
-    visible, visible_params = visible_sql(filters)
+    visible, visible_params = visible_sql(filters, "x")
     columns.append(f"{visible} AS visible")
     sql_params.extend(visible_params)
     sql_params.extend([float(params.k1), float(params.b), float(params.b), float(stats.average_length)])
@@ -106,7 +106,7 @@ def rank_in_database(
         WITH c AS MATERIALIZED (
             SELECT id, {", ".join(columns)}
             FROM (
-                SELECT id, entry_id, length, role, agent_name, timestamp,
+                SELECT id, tenant_id, entry_id, length, role, agent_name, timestamp,
                        '  ' || replace(terms, ' ', '  ') || '  ' AS s
                 FROM {DOCS} WHERE {scope_sql}{f" AND {candidate_sql}" if candidate_sql else ""}
             ) AS x

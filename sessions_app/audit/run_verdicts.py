@@ -24,7 +24,8 @@ def narrow_conversations(
     qs: QuerySet[Conversation], tenant: Tenant, *, verdict: str = "", has_repairs: bool = False
 ) -> QuerySet[Conversation]:
     """Only conversations with a run of `verdict` and/or a run with a tool-pairing repair (only narrows)."""
-    verdicts = scoped(RunVerdict, tenant).filter(run__conversation=OuterRef("pk"))
+    # The run is named by tenant too: Citus plans a join of two distributed tables only within one tenant.
+    verdicts = scoped(RunVerdict, tenant).filter(run__tenant=tenant, run__conversation=OuterRef("pk"))
     if verdict:
         qs = qs.filter(Exists(verdicts.filter(verdict=verdict)))
     if has_repairs:

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from django.db import transaction
+from django.utils import timezone
 
 from sessions_app.ingest.importers import CHUNK_RUNS, checked_strings, harness_snapshots
 from sessions_app.ingest.payloads import IngestError, SnapshotPayload, ToolEffectPayload, parse_tool_effect
@@ -158,5 +159,9 @@ def import_new(tenant: Tenant, store_spec: HarnessStore, *, source: str) -> Inge
         for snapshots, effects in read.chunks:
             total.add(ingest_snapshots(tenant, snapshots, source=source, via="import", tool_effects=effects))
         _advance(cursor, read.seqs)
-        cursor.save()
+        # Updated by tenant and id, its tenant left as it is: a save() would set tenant_id again, which Citus
+        # refuses on its distribution column ("modifying the partition value of rows is not allowed").
+        scoped(HarnessImportCursor, tenant).filter(pk=cursor.pk).update(
+            last_seq=cursor.last_seq, recent_seqs=cursor.recent_seqs, updated_at=timezone.now()
+        )
     return total
