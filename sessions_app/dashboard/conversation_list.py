@@ -35,7 +35,8 @@ class Sort:
 SORTS: dict[str, Sort] = {
     "recent": Sort("last_activity_at", True, "Most recent activity"),
     "oldest": Sort("last_activity_at", False, "Oldest activity"),
-    "worst": Sort("worst_verdict_rank", False, "Worst verdict first"),
+    # Its label says no "verdict": the Verdict filter is found by its label, which holds its options' text.
+    "worst": Sort("worst_verdict_rank", False, "Gravest first"),
     "largest": Sort("message_count", True, "Most messages"),
     "turns": Sort("turn_count", True, "Most turns"),
     "tool_calls": Sort("tool_call_count", True, "Most tool calls"),
