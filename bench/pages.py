@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.append(str(ROOT / "bench"))  # after the project: bench/masking.py must not shadow the masking package
 
 LIST_TENANT = "pages-list"
 NOISE_TENANT = "pages-noise"
@@ -76,9 +76,34 @@ def _verdict(rng: random.Random) -> str:
     return rng.choices([v for v, _ in VERDICTS], weights=[w for _, w in VERDICTS])[0]
 
 
+def _listed_conversation(rng: random.Random, tenant, external_id: str):
+    """A conversation row with the list columns ingest keeps (issue 26), in plausible ranges."""
+    from sessions_app.models import Conversation
+
+    steps = rng.randint(1, 60)
+    tokens_in, tokens_out = steps * rng.randint(200, 4000), steps * rng.randint(20, 400)
+    unpriced = steps if rng.random() < 0.1 else 0
+    return Conversation(
+        tenant=tenant,
+        external_id=external_id,
+        message_count=rng.randint(2, 400),
+        first_user_text=f"Where is my refund for order ORD-{rng.randint(1, 99999):05d}? It has been a week.",
+        turn_count=rng.randint(1, 20),
+        model_step_count=steps,
+        tool_call_count=rng.randint(0, steps),
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        total_tokens=tokens_in + tokens_out,
+        cost_micro_usd=0 if unpriced else (tokens_in * 3 + tokens_out * 15),
+        unpriced_steps=unpriced,
+        duration_ms=rng.randint(500, 3_600_000),
+    )
+
+
 def build_list_corpus(count: int, seed: int) -> float:
     from django.db import connection, transaction
 
+    from sessions_app.audit.vocabulary import verdict_rank
     from sessions_app.models import Conversation, Run, Tenant
     from sessions_app.models.audit import RunVerdict
 
@@ -92,9 +117,7 @@ def build_list_corpus(count: int, seed: int) -> float:
                 size = min(5000, total - offset)
                 conversations = Conversation.objects.bulk_create(
                     [
-                        Conversation(
-                            tenant=tenant, external_id=f"{slug}-{offset + i}", message_count=rng.randint(2, 400)
-                        )
+                        _listed_conversation(rng, tenant, f"{slug}-{offset + i}")
                         for i in range(size)
                     ]
                 )
@@ -120,12 +143,28 @@ def build_list_corpus(count: int, seed: int) -> float:
                         RunVerdict(tenant=tenant, run=run, verdict=verdict, repair_count=repairs, updated_at=now)
                     )
                 RunVerdict.objects.bulk_create(verdicts)
+                worst: dict[int, str] = {}
+                for run, row in zip(runs, verdicts, strict=True):
+                    if run.conversation_id not in worst or verdict_rank(row.verdict) < verdict_rank(
+                        worst[run.conversation_id]
+                    ):
+                        worst[run.conversation_id] = row.verdict
+                for conversation in conversations:
+                    conversation.worst_verdict = worst[conversation.pk]
+                    conversation.worst_verdict_rank = verdict_rank(worst[conversation.pk])
+                    conversation.run_count = sum(1 for run in runs if run.conversation_id == conversation.pk)
+                Conversation.objects.bulk_update(
+                    conversations, ["worst_verdict", "worst_verdict_rank", "run_count"], batch_size=1000
+                )
         # auto_now stamped every row with the build time: spread activity over a year, as real data would be.
         with connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE sessions_app_conversation SET updated_at = %s - (((id * 7919) %% 525600) * interval '1 minute')"
                 " WHERE tenant_id = %s",
                 [now, tenant.id],
+            )
+            cursor.execute(
+                "UPDATE sessions_app_conversation SET last_activity_at = updated_at WHERE tenant_id = %s", [tenant.id]
             )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -320,8 +359,8 @@ def deep_cursor(position: int) -> str:
 
     row = (
         Conversation.objects.filter(tenant__slug=LIST_TENANT)
-        .order_by("-updated_at", "-pk")
-        .values_list("updated_at", "pk")[position]
+        .order_by("-last_activity_at", "-pk")
+        .values_list("last_activity_at", "pk")[position]
     )
     return encode_key(row[0], row[1])
 
@@ -356,6 +395,13 @@ def list_phase(args) -> dict:
         "list, agent = deploy_agent": ["/conversations/?agent=deploy_agent"],
         "list, one month": ["/conversations/?since=2026-03-01&until=2026-03-31"],
         "list, sorted by size": ["/conversations/?sort=largest"],
+        # Issue 26: the triage columns, sorted and ranged on the columns kept at ingest.
+        "list, worst verdict first": ["/conversations/?sort=worst"],
+        "list, highest cost first": ["/conversations/?sort=cost"],
+        "list, most tokens first": ["/conversations/?sort=tokens"],
+        "list, longest duration first": ["/conversations/?sort=duration"],
+        "list, cost $0.50 to $2, most tool calls first": ["/conversations/?cost_min=0.5&cost_max=2&sort=tool_calls"],
+        "list, 10+ tool calls and 20+ turns range": ["/conversations/?tool_calls_min=10&turns_min=15"],
         # Runs start over the year before 2026-11-01; the overview's cost follows the runs in its range.
         "overview, 30 days": ["/overview/?since=2026-10-02&until=2026-10-31"],
         "overview, a year (366 days)": ["/overview/?since=2025-11-01&until=2026-11-01"],

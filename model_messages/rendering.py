@@ -32,6 +32,13 @@ def _user_prompt_text(part: UserPromptPart) -> str:
     return "\n".join(text for text in texts if isinstance(text, str))
 
 
+def user_prompt_text(message: ModelMessage) -> str:
+    """The text of a message's user prompts ("" for a response or a request without one)."""
+    if not isinstance(message, ModelRequest):
+        return ""
+    return "\n".join(_user_prompt_text(part) for part in message.parts if isinstance(part, UserPromptPart))
+
+
 def part_lines(message: ModelMessage, *, skip_tools: Collection[str] = ()) -> list[tuple[str, str]]:
     """`(role, text)` for each text-bearing part; reasoning, media and tools named in `skip_tools` are left out."""
     lines: list[tuple[str, str]] = []

@@ -15,6 +15,8 @@ PURE_MODULES = [
     "input_errors",
     "sessions_app.core.paging",
     "sessions_app.transcripts.message_facts",
+    "sessions_app.transcripts.prices",
+    "sessions_app.transcripts.usage_totals",
     "sessions_app.transcripts.recovery.alignment",
     "sessions_app.transcripts.recovery.fold",
     "sessions_app.transcripts.recovery.hashing",

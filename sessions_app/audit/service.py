@@ -8,7 +8,7 @@ call these.
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -37,6 +37,7 @@ from sessions_app.models import (
     Wait,
 )
 from sessions_app.tenancy.scoping import conversations_readable_by, scoped
+from sessions_app.transcripts import list_columns
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,8 @@ def build_contexts(
             waits=tuple(waits.get(run.pk, [])),
             owner_principal_hash=owners.get(run.conversation_id) or "",
             run_principal_hashes=frozenset(set(principals.get(run.pk, [])) - {""}),
+            idle_since=(run.last_snapshot_at or run.started_at) if run.state == RunState.RUNNING else None,
+            stuck_after=timedelta(hours=tenant.stuck_after_hours),
         )
         contexts[run.pk] = (ctx, history.messages)
     return contexts
@@ -250,8 +253,11 @@ def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.F
 
 
 def _recheck_at(ctx: gates.AuditContext) -> datetime | None:
-    """A live wait turns into STUCK at its deadline with nothing else happening: audit again then."""
+    """A live wait turns into STUCK at its deadline with nothing else happening, and so does a running run left
+    without a snapshot for the tenant's `stuck_after_hours`: audit again then."""
     deadlines = [w.deadline for w in ctx.waits if not w.resolved and w.deadline > ctx.now]
+    if ctx.idle_since is not None and ctx.idle_since + ctx.stuck_after > ctx.now:
+        deadlines.append(ctx.idle_since + ctx.stuck_after)
     return min(deadlines) if deadlines else None
 
 
@@ -303,6 +309,7 @@ def audit_runs(
             changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"], batch_size=500
         )
         _record_findings(tenant, [(run, results[run.pk].findings) for run in runs], now)
+        list_columns.note_verdicts(tenant, {run.conversation_id for run in runs})
     return [
         AuditReport(
             run.run_id,
@@ -354,11 +361,26 @@ def reaudit_runs(runs: Iterable[Run], *, now: datetime | None = None) -> int:
 
 
 def refresh_due_verdicts(*, now: datetime | None = None) -> int:
-    """Re-audit every run whose stored verdict changes by itself by now (WAITING past its deadline)."""
+    """Re-audit every run whose stored verdict changes by itself by now (WAITING past its deadline, a running
+    run gone quiet past the tenant's limit)."""
     now = now or timezone.now()
-    count = 0
-    for tenant in Tenant.objects.all():
-        due = scoped(RunVerdict, tenant).filter(recheck_at__lte=now).values_list("run_id", flat=True)
-        runs = scoped(Run, tenant).filter(id__in=list(due)).select_related("conversation", "tenant")
-        count += reaudit_runs(runs, now=now)
-    return count
+    return sum(refresh_tenant_verdicts(tenant, now=now, limit=None) for tenant in Tenant.objects.all())
+
+
+DUE_ON_READ = 200
+
+
+def refresh_tenant_verdicts(tenant: Tenant, *, now: datetime | None = None, limit: int | None = DUE_ON_READ) -> int:
+    """Re-audit the tenant's runs whose verdict changed by itself by now (at most `limit`, oldest due first).
+
+    The list and the overview call this before they read verdicts, so a run that went quiet shows STUCK there
+    without waiting for `manage.py audit --refresh`; there is usually nothing due (one indexed query).
+    """
+    now = now or timezone.now()
+    due = scoped(RunVerdict, tenant).filter(recheck_at__lte=now).order_by("recheck_at").values_list("run_id", flat=True)
+    ids = list(due if limit is None else due[:limit])
+    if not ids:
+        return 0
+    runs = list(scoped(Run, tenant).filter(id__in=ids).select_related("conversation", "tenant"))
+    audit_runs(tenant, runs, now=now)
+    return len(runs)

@@ -192,8 +192,10 @@ VERDICTS: dict[Verdict, VerdictRow] = {
     Verdict.STUCK: VerdictRow(
         "bad", "color-mix(in srgb, var(--warn) 55%, var(--bad))", EventClass.STUCK,
         prose("""
-        The waiting window closed with neither an outcome nor a new wait. Escalate to the wait's owner, read
-        the destination to see whether the effect exists, then record an outcome receipt or a new wait.
+        The run went quiet: a wait's window closed with neither an outcome nor a new wait, or the run is still
+        "running" with no snapshot for longer than the tenant allows. Escalate to the wait's owner or the
+        agent's operator, read the destination to see whether the effect exists, then record an outcome receipt
+        or a new wait; do not resume a history whose run may still be alive.
         """),
     ),
     Verdict.MISSING_OUTCOME_RECEIPT: VerdictRow(

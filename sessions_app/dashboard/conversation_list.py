@@ -10,12 +10,16 @@ from datetime import datetime
 
 from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.text import Truncator
 
 from sessions_app.audit import run_verdicts
+from sessions_app.audit.vocabulary import verdict_rank
 from sessions_app.core import paging
 from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.masking import masker_for
+from sessions_app.transcripts.prices import format_cost
 
 PAGE_SIZE = 50
 
@@ -27,17 +31,35 @@ class Sort:
     label: str
 
 
+# Every sort is on a column kept at ingest (sessions_app.transcripts.list_columns), never on an aggregate.
 SORTS: dict[str, Sort] = {
-    "recent": Sort("updated_at", True, "Most recent activity"),
-    "oldest": Sort("updated_at", False, "Oldest activity"),
+    "recent": Sort("last_activity_at", True, "Most recent activity"),
+    "oldest": Sort("last_activity_at", False, "Oldest activity"),
+    # Its label says no "verdict": the Verdict filter is found by its label, which holds its options' text.
+    "worst": Sort("worst_verdict_rank", False, "Gravest first"),
     "largest": Sort("message_count", True, "Most messages"),
+    "turns": Sort("turn_count", True, "Most turns"),
+    "tool_calls": Sort("tool_call_count", True, "Most tool calls"),
+    "tokens": Sort("total_tokens", True, "Most tokens"),
+    "cost": Sort("cost_micro_usd", True, "Highest cost"),
+    "duration": Sort("duration_ms", True, "Longest duration"),
 }
+
+
+@dataclass(frozen=True)
+class Range:
+    """A numeric filter on one list column: `low` and `high` both included, None for open."""
+
+    column: str
+    low: int | None = None
+    high: int | None = None
 
 
 @dataclass(frozen=True)
 class ConversationFilters:
     """The list's filters, each only narrowing: a run state, an agent, a verdict, repaired runs only, a time range
-    of last activity (`until` exclusive), and the conversations a ranked search found."""
+    (`until` exclusive) a run of the conversation started in (of the agent, when one is named: what the overview
+    counts), numeric ranges on the list columns, and the conversations a ranked search found."""
 
     state: str = ""
     agent: str = ""
@@ -45,6 +67,7 @@ class ConversationFilters:
     has_repairs: bool = False
     since: datetime | None = None
     until: datetime | None = None
+    ranges: tuple[Range, ...] = ()
     conversation_ids: Sequence[int] | None = None  # from a ranked search: only these
 
 
@@ -54,12 +77,22 @@ def filtered_conversations(tenant: Tenant, filters: ConversationFilters) -> Quer
     runs = scoped(Run, tenant).filter(conversation=OuterRef("pk"))
     if filters.state:
         qs = qs.filter(Exists(runs.filter(state=filters.state)))
+    # One meaning of dates (B2/B9): the runs' own start times, as the overview counts them, so a drill-down
+    # from the overview lands on as many conversations as it counted.
+    dated = runs
     if filters.agent:
-        qs = qs.filter(Exists(runs.filter(agent_name=filters.agent)))
+        dated = dated.filter(agent_name=filters.agent)
     if filters.since:
-        qs = qs.filter(updated_at__gte=filters.since)
+        dated = dated.filter(started_at__gte=filters.since)
     if filters.until:
-        qs = qs.filter(updated_at__lt=filters.until)
+        dated = dated.filter(started_at__lt=filters.until)
+    if filters.agent or filters.since or filters.until:
+        qs = qs.filter(Exists(dated))
+    for bound in filters.ranges:
+        if bound.low is not None:
+            qs = qs.filter(**{f"{bound.column}__gte": bound.low})
+        if bound.high is not None:
+            qs = qs.filter(**{f"{bound.column}__lte": bound.high})
     if filters.verdict or filters.has_repairs:
         qs = run_verdicts.narrow_conversations(qs, tenant, verdict=filters.verdict, has_repairs=filters.has_repairs)
     if filters.conversation_ids is not None:
@@ -96,28 +129,54 @@ def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit
     return Page(rows, next_cursor)
 
 
+def duration_label(ms: int) -> str:
+    """A duration as a person reads it: 850 ms, 7.2 s, 3.5 min, 1.2 h, 3.0 d."""
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.1f} s"
+
+
 @dataclass
 class ConversationRow:
+    """One row of the list: the kept columns of its conversation, formatted once, and its page's run facts."""
+
     conversation: Conversation
     url: str = ""
     updated_iso: str = ""
     updated_label: str = ""
+    preview: str = ""
+    tokens_label: str = ""
+    cost_label: str = ""
+    duration_label: str = ""
     run_count: int = 0
     agents: list[str] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
-    verdicts: list[str] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)  # worst first
     last_started_at: datetime | None = None
+
+
+PREVIEW_SHOWN = 120
 
 
 def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[ConversationRow]:
     """Per-row run facts for one page, in one query over that page's runs (not one per row)."""
+    mask = masker_for(tenant)
     # URL and dates formatted here, once, in plain Python: per-row {% url %} and |date cost ~1 ms a row.
     rows = {
         c.pk: ConversationRow(
             c,
             url=conversation_url(c.external_id),
-            updated_iso=c.updated_at.isoformat(),
-            updated_label=c.updated_at.strftime("%Y-%m-%d %H:%M"),
+            updated_iso=c.last_activity_at.isoformat(),
+            updated_label=c.last_activity_at.strftime("%Y-%m-%d %H:%M"),
+            # Masked before it is cut: a credential cut in two would not be recognised.
+            preview=Truncator(mask(c.first_user_text)).chars(PREVIEW_SHOWN),
+            tokens_label=f"{c.total_tokens:,}",
+            cost_label=format_cost(c.cost_micro_usd, c.unpriced_steps, c.model_step_count),
+            duration_label=duration_label(c.duration_ms),
         )
         for c in conversations
     }
@@ -141,6 +200,8 @@ def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[Conv
         row = rows[run_conversation[run_pk]]
         if verdict not in row.verdicts:
             row.verdicts.append(verdict)
+    for row in rows.values():
+        row.verdicts.sort(key=verdict_rank)  # the worst first (B3: not in run order)
     return list(rows.values())
 
 

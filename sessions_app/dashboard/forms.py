@@ -14,7 +14,7 @@ from search_app.query import MAX_QUERY_CHARS
 from sessions_app.audit.listing import EventFilters
 from sessions_app.audit.run_verdicts import verdict_choices
 from sessions_app.audit.vocabulary import EventClass, Evidence, choices
-from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters
+from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, Range
 from sessions_app.models import Role, RunState, Source
 
 
@@ -59,7 +59,60 @@ def _set_choices(form: forms.Form, name: str, choices: Iterable[tuple[str, str]]
     field.choices = choices
 
 
-class ConversationFilterForm(_DateRangeForm):
+# The list's numeric ranges: URL parameter stem, list column, label, unit scale (what one unit of the form's
+# number is in the column: dollars to micro-dollars, seconds to milliseconds), whether it takes decimals.
+RANGE_FILTERS: tuple[tuple[str, str, str, int, bool], ...] = (
+    ("turns", "turn_count", "Turns", 1, False),
+    ("tool_calls", "tool_call_count", "Tool calls", 1, False),
+    ("tokens", "total_tokens", "Tokens", 1, False),
+    ("cost", "cost_micro_usd", "Cost (USD)", 1_000_000, True),
+    ("duration", "duration_ms", "Duration (s)", 1000, True),
+)
+MAX_RANGE = 10**15
+
+
+def _range_field(label: str, decimals: bool) -> forms.Field:
+    if decimals:
+        return forms.DecimalField(required=False, label=label, min_value=0, max_value=10**9, decimal_places=6)
+    return forms.IntegerField(required=False, label=label, min_value=0, max_value=MAX_RANGE)
+
+
+class _RangeFields(forms.Form):
+    """`<stem>_min` and `<stem>_max` for each of RANGE_FILTERS, both included, either left open."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for stem, _, label, _, decimals in RANGE_FILTERS:
+            self.fields[f"{stem}_min"] = _range_field(f"{label} from", decimals)
+            self.fields[f"{stem}_max"] = _range_field(f"{label} to", decimals)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for stem, _, label, _, _ in RANGE_FILTERS:
+            low, high = data.get(f"{stem}_min"), data.get(f"{stem}_max")
+            if low is not None and high is not None and low > high:
+                raise forms.ValidationError(f"{label}: 'from' must not be more than 'to'.")
+        return data
+
+    def ranges(self) -> tuple[Range, ...]:
+        found = []
+        for stem, column, _, scale, _ in RANGE_FILTERS:
+            low, high = self.cleaned_data.get(f"{stem}_min"), self.cleaned_data.get(f"{stem}_max")
+            if low is not None or high is not None:
+                found.append(
+                    Range(
+                        column,
+                        None if low is None else int(low * scale),
+                        None if high is None else int(high * scale),
+                    )
+                )
+        return tuple(found)
+
+    def range_inputs(self) -> list[tuple[str, forms.BoundField, forms.BoundField]]:
+        return [(label, self[f"{stem}_min"], self[f"{stem}_max"]) for stem, _, label, _, _ in RANGE_FILTERS]
+
+
+class ConversationFilterForm(_RangeFields, _DateRangeForm):
     q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, label="Text")
     verdict = forms.ChoiceField(required=False)
     state = forms.ChoiceField(required=False, label="Run state")
@@ -84,6 +137,7 @@ class ConversationFilterForm(_DateRangeForm):
             verdict=data.get("verdict") or "",
             **_bounds(data),
             has_repairs=bool(data.get("has_repairs")),
+            ranges=self.ranges(),
         )
 
     def sort_key(self) -> str:

@@ -60,6 +60,7 @@ class Agent:
     name: str
     runs: int
     repaired: int
+    conversations: int  # what its drill-down to the list lands on
 
 
 @dataclass(frozen=True)
@@ -202,9 +203,11 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
         }
 
     agents = [
-        Agent(row["agent_name"], row["n"], row["repaired"])
+        Agent(row["agent_name"], row["n"], row["repaired"], row["conversations"])
         for row in runs_with_verdict.values("agent_name")
-        .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
+        .annotate(
+            n=Count("id"), repaired=Count("id", filter=repaired), conversations=Count("conversation", distinct=True)
+        )
         .order_by("-n", "agent_name")[:TOP_AGENTS]
     ]
     # Which tools were interrupted: the findings of the range's repaired runs only (few; the list is JSON).

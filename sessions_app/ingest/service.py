@@ -44,6 +44,7 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.tenancy.api_keys import refuse_foreign_writes
+from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
@@ -323,9 +324,12 @@ def _ingest(
         if tool_effects:
             stored.touched_runs.update({run.id: run for run in runs.values()})
         Run.objects.filter(tenant=tenant).bulk_update(
-            list(stored.touched_runs.values()), ["source", "agent_name", "state", "finished_at"], batch_size=500
+            list(stored.touched_runs.values()),
+            ["source", "agent_name", "state", "finished_at", *list_columns.RUN_COLUMNS],
+            batch_size=500,
         )
-        _recover(stored)
+        _recover(tenant, stored)
+        list_columns.note_runs(tenant, {run.conversation_id for run in stored.touched_runs.values()})
         _audit(tenant, stored)
     return result
 
@@ -385,6 +389,7 @@ def _store_snapshots(
             # The latest step decides the run's state; a late earlier step changes only the transcript.
             top_step[run.id] = step if step is not None else stored_step
             _note_snapshot_on_run(run, item.payload)
+            list_columns.note_run_snapshot(run, item.payload.messages, timezone.now())
             stored.latest[run.id] = item
         stored.touched_runs[run.id] = run
     Snapshot.objects.bulk_create(stored.snapshots, batch_size=500)
@@ -438,7 +443,7 @@ def _run_tops(tenant: Tenant, runs: Sequence[Run]) -> tuple[dict[int, int], dict
     return next_seq, top_step
 
 
-def _recover(stored: _Stored) -> None:
+def _recover(tenant: Tenant, stored: _Stored) -> None:
     """Bring the transcript (and with it the search index) of every conversation with new snapshots up to date.
 
     Tool effects change no transcript: only conversations with new snapshots are recovered.
@@ -454,8 +459,9 @@ def _recover(stored: _Stored) -> None:
         by_conversation.setdefault(snapshot.run.conversation_id, []).append(
             NewSnapshot(snapshot.run, snapshot, item.payload.messages, stored_ids)
         )
+    prices = list_columns.tenant_prices(tenant)
     for batch in by_conversation.values():
-        update_transcript(batch[0].run.conversation, batch, validated)
+        update_transcript(batch[0].run.conversation, batch, validated, prices)
 
 
 def _audit(tenant: Tenant, stored: _Stored) -> None:

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Role(models.TextChoices):
@@ -23,6 +24,15 @@ class Tenant(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     retention_days = models.PositiveIntegerField(null=True, blank=True)
     redaction_patterns = models.JSONField(default=list, blank=True)
+    stuck_after_hours = models.PositiveIntegerField(
+        default=24, help_text="A run still running with no snapshot for this long is STUCK."
+    )
+    price_overrides = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Negotiated prices by model name: USD per million input, output and cache-read tokens "
+        "(sessions_app.transcripts.prices); they replace genai-prices' list price for that model.",
+    )
 
     def __str__(self) -> str:
         return self.slug
@@ -72,12 +82,50 @@ class ApiKey(models.Model):
         indexes = [models.Index(fields=["tenant", "created_at"], name="apikey_tenant_created")]
 
 
-class Conversation(models.Model):
+class UsageTotals(models.Model):
+    """What a transcript's messages add up to, kept at ingest from the rows written, never summed at read time
+    (sessions_app.transcripts.list_columns). Plain columns, read by the list, the run page and the read API:
+
+    - `turn_count`: messages carrying a user prompt; `model_step_count`: model responses;
+      `tool_call_count`: tool-call parts of those responses;
+    - `input_tokens`, `output_tokens`, `total_tokens`: the responses' usage, as the model reported it;
+    - `cost_micro_usd`: the priced responses' cost in millionths of a US dollar (genai-prices, or the tenant's
+      negotiated price); `unpriced_steps`: responses whose model has no price (shown as "no price", never 0).
+    """
+
+    turn_count = models.PositiveIntegerField(default=0)
+    model_step_count = models.PositiveIntegerField(default=0)
+    tool_call_count = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    total_tokens = models.BigIntegerField(default=0)
+    cost_micro_usd = models.BigIntegerField(default=0)
+    unpriced_steps = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class Conversation(UsageTotals):
+    """A conversation, with the list's columns kept at ingest (docs/ARCHITECTURE.md, "The conversation list"):
+    `first_user_text` (its first user prompt, one line, unmasked: masked when shown), `last_activity_at` (the
+    latest of its runs' own times: message timestamps, starts and ends; never the ingest time; its creation
+    until it has a run), `run_count`,
+    `duration_ms` (the sum of its runs' durations), `worst_verdict` and `worst_verdict_rank` (the gravest stored
+    verdict of its runs and its place in the audit's priority order, 0 gravest; blank and 99 before any audit),
+    and the `UsageTotals`."""
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="conversations")
     external_id = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     message_count = models.PositiveIntegerField(default=0)
+    first_user_text = models.CharField(max_length=300, blank=True)
+    last_activity_at = models.DateTimeField(default=timezone.now)
+    run_count = models.PositiveIntegerField(default=0)
+    duration_ms = models.BigIntegerField(default=0)
+    worst_verdict = models.CharField(max_length=32, blank=True)
+    worst_verdict_rank = models.PositiveSmallIntegerField(default=99)
     snapshots_folded = models.PositiveBigIntegerField(
         default=0, help_text="Snapshots the transcript was recovered from: tells a kept recovery it is current."
     )
@@ -89,7 +137,10 @@ class Conversation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "external_id"], name="conversation_unique_external_id")
         ]
-        indexes = [models.Index(fields=["tenant", "-updated_at", "-id"], name="conversation_tenant_recent")]
+        indexes = [
+            models.Index(fields=["tenant", "-updated_at", "-id"], name="conversation_tenant_recent"),
+            models.Index(fields=["tenant", "-last_activity_at", "-id"], name="conversation_tenant_activity"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
@@ -101,7 +152,12 @@ class RunState(models.TextChoices):
     INTERRUPTED = "interrupted", "Interrupted"
 
 
-class Run(models.Model):
+class Run(UsageTotals):
+    """A harness run. Besides the `UsageTotals` of the transcript rows it wrote: `last_activity_at` (its latest
+    message time, or its start), `last_snapshot_at` (when its latest snapshot arrived: a running run quiet for
+    the tenant's `stuck_after_hours` is STUCK) and `duration_ms` (start to finish, or to its last activity while
+    it runs)."""
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="runs")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs")
     run_id = models.CharField(max_length=200)
@@ -111,6 +167,9 @@ class Run(models.Model):
     state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.RUNNING)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    last_snapshot_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "run_id"], name="run_unique_run_id")]

@@ -15,7 +15,7 @@ from sessions_app.transcripts.store import delete_conversations
 
 
 def cutoff(now: datetime, retention_days: int | None) -> datetime | None:
-    """Pure: conversations last updated before this instant are expired; None keeps everything."""
+    """Pure: conversations with no activity since this instant are expired; None keeps everything."""
     if not retention_days:
         return None
     return now - timedelta(days=retention_days)
@@ -25,7 +25,8 @@ def expired_conversations(tenant: Tenant, now: datetime | None = None) -> QueryS
     limit = cutoff(now or timezone.now(), tenant.retention_days)
     if limit is None:
         return scoped(Conversation, tenant).none()
-    return scoped(Conversation, tenant).filter(updated_at__lt=limit)
+    # The runs' own times (B9), as the list and the overview read them; never when a row was last written.
+    return scoped(Conversation, tenant).filter(last_activity_at__lt=limit)
 
 
 @dataclass(frozen=True)

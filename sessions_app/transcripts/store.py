@@ -8,7 +8,7 @@ earlier than another, a fold another process moved on) recovers the conversation
 transcript from its first changed row. Both write the search index in the same transaction.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -20,9 +20,10 @@ from model_messages.serialization import dump_message, sha256_text
 from search_app import index
 from sessions_app.ingest.storage import store_messages
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
-from sessions_app.transcripts import fold_cache
+from sessions_app.transcripts import fold_cache, list_columns
 from sessions_app.transcripts.fold_cache import Kept
 from sessions_app.transcripts.message_facts import message_facts
+from sessions_app.transcripts.prices import NegotiatedPrice
 from sessions_app.transcripts.recovery.fold import FoldChange, RecoveredMessage, RecoveryFold, RunInput, run_order
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.run_inputs import SnapshotKey, load_run_inputs, snapshot_key
@@ -93,7 +94,22 @@ def _entry(conversation: Conversation, row: _Row, message: ModelMessage) -> Tran
     )
 
 
-def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage] | None = None) -> int:
+def _removed_facts(conversation: Conversation, entry_ids: Sequence[int]) -> list[tuple[int, str, dict[str, object]]]:
+    """(run, role, facts) of transcript rows about to be removed, for the list columns to take them off."""
+    if not entry_ids:
+        return []
+    return list(
+        TranscriptEntry.objects.filter(
+            tenant_id=conversation.tenant_id, id__in=list(entry_ids), summary_artifact=False
+        ).values_list("run_id", "role", "facts")
+    )
+
+
+def rebuild_transcript(
+    conversation: Conversation,
+    known: dict[int, ModelMessage] | None = None,
+    prices: Mapping[str, NegotiatedPrice] | None = None,
+) -> int:
     """Recover the conversation again and rewrite the transcript from its first changed entry; returns its length.
 
     Entries before the first difference stay (with their index rows), and only the entries after it are rendered
@@ -113,6 +129,7 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         while keep < min(len(old), len(rows)) and _Row(*old[keep][1:]) == rows[keep]:
             keep += 1
         stale = [entry_id for entry_id, *_ in old[keep:]]
+        removed = _removed_facts(conversation, stale)
         if stale:
             index.entries_removed(conversation.tenant_id, stale)
             TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, id__in=stale).delete()
@@ -122,6 +139,13 @@ def rebuild_transcript(conversation: Conversation, known: dict[int, ModelMessage
         )
         if added:
             index.entries_added(added)
+        list_columns.note_rows(
+            conversation,
+            removed,
+            added,
+            [(entry.position, item.message) for entry, item in zip(added, recovered[keep:], strict=True)],
+            list_columns.tenant_prices(conversation.tenant_id) if prices is None else prices,
+        )
         length = sum(1 for row in rows if not row.summary_artifact)
         # "Updated" means the conversation's last activity, not when we last rewrote rows.
         stamps = [item.message.timestamp for item in recovered if item.message.timestamp]
@@ -189,7 +213,10 @@ def _comes_next(kept: Kept, conversation: Conversation, batch: Sequence[NewSnaps
 
 
 def update_transcript(
-    conversation: Conversation, batch: Sequence[NewSnapshot], known: dict[int, ModelMessage] | None = None
+    conversation: Conversation,
+    batch: Sequence[NewSnapshot],
+    known: dict[int, ModelMessage] | None = None,
+    prices: Mapping[str, NegotiatedPrice] | None = None,
 ) -> int:
     """Bring the transcript up to date after `batch` was stored; returns its length.
 
@@ -202,10 +229,12 @@ def update_transcript(
         # Nothing folded yet (a new conversation): the batch is all there is, so fold it from an empty fold
         # rather than read it back (an import's conversations all start here).
         kept = Kept(RecoveryFold(), stored_id_of={}, message_ids=[], snapshots_folded=0, folded_runs=set(), last=None)
+    if prices is None:
+        prices = list_columns.tenant_prices(conversation.tenant_id)
     if kept is None:
-        return rebuild_transcript(conversation, known)
+        return rebuild_transcript(conversation, known, prices)
     if not _comes_next(kept, conversation, ordered):
-        return rebuild_transcript(conversation, known)
+        return rebuild_transcript(conversation, known, prices)
     # Inside ingestion's transaction a savepoint buys nothing (a failure rolls the whole request back) and costs
     # two round trips per request.
     with transaction.atomic(savepoint=False):
@@ -217,14 +246,19 @@ def update_transcript(
             kept.folded_runs.add(new.run.pk)
             kept.last = ((new.run.started_at, new.run.pk, new.run.run_id), new.key)
         batch_ids = {id(m): stored_id for n in ordered for m, stored_id in zip(n.messages, n.stored_ids, strict=True)}
-        _write_changes(conversation, kept, changes, first, batch_ids)
+        _write_changes(conversation, kept, changes, first, batch_ids, prices)
         kept.snapshots_folded += len(ordered)
         fold_cache.keep_after_commit(conversation, kept)
     return len(fold.entries)
 
 
 def _write_changes(
-    conversation: Conversation, kept: Kept, changes: Sequence[FoldChange], first: int, batch_ids: dict[int, int]
+    conversation: Conversation,
+    kept: Kept,
+    changes: Sequence[FoldChange],
+    first: int,
+    batch_ids: dict[int, int],
+    prices: Mapping[str, NegotiatedPrice],
 ) -> None:
     """Write what the folded snapshots changed: new rows, rows now holding a later copy, flags, artifacts."""
     fold = kept.fold
@@ -255,6 +289,7 @@ def _write_changes(
         )
     )
     new_rows: list[TranscriptEntry] = []
+    new_messages: list[tuple[int, ModelMessage]] = []
     for change in changes:
         for artifact in change.artifacts:
             row = _Row(change.appended_from, run_pk[artifact.run_id], stored_id(artifact.message), False, True)
@@ -263,6 +298,7 @@ def _write_changes(
         entry = fold.entries[position]
         row = _Row(position, run_pk[entry.run_id], stored_id(entry.message), fold.dropped(position), False)
         new_rows.append(_entry(conversation, row, entry.message))
+        new_messages.append((position, entry.message))
         if position < first:
             kept.message_ids[position] = row.message_id
         else:
@@ -270,8 +306,10 @@ def _write_changes(
     entries = TranscriptEntry.objects.filter(
         tenant_id=conversation.tenant_id, conversation=conversation, summary_artifact=False
     )
+    removed: list[tuple[int, str, dict[str, object]]] = []
     if rewritten:
         stale = list(entries.filter(position__in=rewritten).values_list("id", flat=True))
+        removed = _removed_facts(conversation, stale)
         index.entries_removed(conversation.tenant_id, stale)
         TranscriptEntry.objects.filter(tenant_id=conversation.tenant_id, id__in=stale).delete()
     for value in (True, False):
@@ -282,6 +320,7 @@ def _write_changes(
     added = TranscriptEntry.objects.bulk_create(new_rows, batch_size=1000)
     if added:
         index.entries_added(added)
+    list_columns.note_rows(conversation, removed, added, new_messages, prices)
     stamps = [e.timestamp for e in added if e.timestamp]
     last_activity = max([conversation.updated_at, *stamps])
     folded = kept.snapshots_folded + len(changes)

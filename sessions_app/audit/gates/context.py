@@ -8,7 +8,7 @@ ids, never tool arguments, tool results or message text.
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -105,6 +105,9 @@ class AuditContext:
     (its first principal, empty when none was ever given), `run_principal_hashes` the principals this run's
     snapshots were written for, and `replay_principal_hash` the principal a replay is asked for (None when
     this audit is not answering a replay request; "" when the request named no principal).
+
+    `idle_since` is when a run still "running" got its latest snapshot (None for a run that ended); quiet for
+    `stuck_after` (the tenant's `stuck_after_hours`), it is STUCK.
     """
 
     run_id: str
@@ -129,6 +132,8 @@ class AuditContext:
     owner_principal_hash: str = ""
     run_principal_hashes: frozenset[str] = frozenset()
     replay_principal_hash: str | None = None
+    idle_since: datetime | None = None
+    stuck_after: timedelta = timedelta(hours=24)
 
 
 

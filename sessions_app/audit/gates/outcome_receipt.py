@@ -41,12 +41,29 @@ def _about_wait(code: Verdict, wait: WaitFact, what: str) -> list[Finding]:
     return [Finding(gate=OUTCOME_RECEIPT, code=code, key=key, detail=detail)]
 
 
+def _idle(ctx: AuditContext) -> Finding:
+    """STUCK for a run still running with no snapshot for the tenant's limit: keyed by when it went quiet."""
+    assert ctx.idle_since is not None  # noqa: S101 - the caller checked
+    since = ctx.idle_since.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    hours = ctx.stuck_after.total_seconds() / 3600
+    return Finding(
+        gate=OUTCOME_RECEIPT,
+        code=Verdict.STUCK,
+        key=f"stuck_idle:{ctx.idle_since.isoformat()}",
+        detail=(
+            f"The run is still running but sent no snapshot since {since} (more than {hours:g} h): "
+            "it is stuck, not working."
+        ),
+    )
+
+
 def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 6: an outcome receipt for every effect the run claims; a live wait first; else stuck or missing.
 
     An unresolved wait whose deadline is ahead makes the run WAITING whether or not its history holds a model
     response (or receipts): a person's decision is pending, and resuming now would go past that person. Past
-    its deadline the run is STUCK, unless outcome receipts prove every effect.
+    its deadline the run is STUCK, unless outcome receipts prove every effect. A run still running with no
+    snapshot for the tenant's limit (`ctx.stuck_after`) and no live wait is STUCK too.
     """
     responded = any(isinstance(m, ModelResponse) for m in messages)
     open_waits = [w for w in ctx.waits if not w.resolved]
@@ -58,6 +75,8 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
         what = gap or "Every effect has an outcome receipt"
     if live:
         return _about_wait(Verdict.WAITING, min(live, key=lambda w: w.deadline), what)
+    if ctx.idle_since is not None and ctx.now - ctx.idle_since >= ctx.stuck_after:
+        return [_idle(ctx)]
     if gap is None or (not responded and not open_waits):
         return []  # proven, or nothing was produced yet and nobody is waiting: no effect to prove
     if open_waits:

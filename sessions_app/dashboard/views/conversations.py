@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from input_errors import RejectedInput
 from sessions_app.audit import run_verdicts
+from sessions_app.audit import service as audit_service
 from sessions_app.audit.events import record_reveal
 from sessions_app.audit.repair_places import unrecorded_calls
 from sessions_app.core import paging
@@ -49,6 +50,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         return render(request, "conversations.html", context, status=400)
     filters = form.filters()
     sort = conversation_list.SORTS[form.sort_key()]
+    audit_service.refresh_tenant_verdicts(request.tenant)  # a run gone quiet reads STUCK here, not a day later
     search_notice = ""
     query = form.cleaned_data.get("q", "").strip()
     # Issue 27: score:/label:/sort: clauses narrow and sort the list; the rest of the text is searched.

@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from sessions_app.audit.service import refresh_tenant_verdicts
 from sessions_app.dashboard.forms import OverviewRangeForm
 from sessions_app.dashboard.overview import tenant_overview
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
@@ -19,5 +20,6 @@ def overview_page(request: MemberRequest) -> HttpResponse:
     context: dict[str, Any] = {"section": "overview", "form": form}
     if not form.is_valid():
         return render(request, "overview.html", context, status=400)
+    refresh_tenant_verdicts(request.tenant)  # a run gone quiet is counted STUCK
     context["overview"] = tenant_overview(request.tenant, *form.days())
     return render(request, "overview.html", context)

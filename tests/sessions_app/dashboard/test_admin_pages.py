@@ -66,9 +66,9 @@ def test_retention_is_saved_and_applied_on_request(world, as_role):
 
     from sessions_app.models import Conversation
 
-    # updated_at is the last activity (the latest message's time); set both explicitly.
-    Conversation.objects.filter(tenant=world.acme).update(updated_at=timezone.now())
-    Conversation.objects.filter(pk=world.quiet.pk).update(updated_at="2020-01-01T00:00:00Z")
+    # last_activity_at is the last activity (the latest message's time); set both explicitly.
+    Conversation.objects.filter(tenant=world.acme).update(last_activity_at=timezone.now())
+    Conversation.objects.filter(pk=world.quiet.pk).update(last_activity_at="2020-01-01T00:00:00Z")
     client = as_role("admin")
     client.post("/settings/retention/", {"retention_days": "30"})
     world.acme.refresh_from_db()

@@ -11,10 +11,10 @@ from sessions_app.transcripts.retention import cutoff
 
 
 def _age(conversation, when="2020-01-01T00:00:00Z"):
-    # updated_at is the last activity (the agents' scripted clock says January 2026): make every other
+    # last_activity_at is the last activity (the agents' scripted clock says January 2026): make every other
     # conversation fresh so only the aged one is past the retention period.
-    Conversation.objects.exclude(pk=conversation.pk).update(updated_at=timezone.now())
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=when)
+    Conversation.objects.exclude(pk=conversation.pk).update(last_activity_at=timezone.now())
+    Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=when)
 
 
 def _run(*args) -> str:
@@ -25,7 +25,7 @@ def _run(*args) -> str:
 
 def test_only_conversations_past_their_tenants_retention_are_deleted(world):
     _age(world.quiet)
-    Conversation.objects.filter(pk=world.foreign.pk).update(updated_at="2020-01-01T00:00:00Z")  # globex: no period
+    Conversation.objects.filter(pk=world.foreign.pk).update(last_activity_at="2020-01-01T00:00:00Z")  # globex: none
     world.acme.retention_days = 90
     world.acme.save()
     output = _run()

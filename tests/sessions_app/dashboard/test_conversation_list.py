@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sessions_app.dashboard import conversation_list
-from sessions_app.models import Conversation
+from sessions_app.models import Conversation, Run
 
 
 def _listed(response) -> list[str]:
@@ -37,8 +37,10 @@ def test_each_filter_narrows_the_list(world, as_role, query, expected):
     assert sorted(_listed(as_role("support").get(f"/conversations/?{query}"))) == expected
 
 
-def test_a_time_range_keeps_conversations_updated_inside_it(world, as_role):
-    Conversation.objects.filter(pk=world.quiet.pk).update(updated_at=datetime(2025, 3, 1, 12, tzinfo=UTC))
+def test_a_time_range_keeps_conversations_with_a_run_started_inside_it(world, as_role):
+    # The runs' own times (B2/B9), as the overview counts them: not when a row was written.
+    Run.objects.filter(conversation=world.quiet).update(started_at=datetime(2025, 3, 1, 12, tzinfo=UTC))
+    Run.objects.filter(conversation=world.deploy).update(started_at=datetime(2025, 3, 5, 12, tzinfo=UTC))
     client = as_role("support")
     assert _listed(client.get("/conversations/?since=2025-03-01&until=2025-03-01")) == ["conv-quiet"]
     assert _listed(client.get("/conversations/?since=2025-03-02")) == ["conv-deploy"]
@@ -60,14 +62,14 @@ def _many(world, count: int) -> list[Conversation]:
     rows = []
     for i in range(count):
         conversation = Conversation.objects.create(tenant=world.acme, external_id=f"bulk-{i:02d}")
-        Conversation.objects.filter(pk=conversation.pk).update(updated_at=base + timedelta(minutes=i % 3))
+        Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=base + timedelta(minutes=i % 3))
         rows.append(conversation)
     return rows
 
 
 def test_keyset_pages_walk_every_conversation_once_in_order_through_plain_links(world, as_role, monkeypatch):
     monkeypatch.setattr(conversation_list, "PAGE_SIZE", 2)
-    _many(world, 7)  # several share an updated_at: the id breaks ties
+    _many(world, 7)  # several share a last activity: the id breaks ties
     Conversation.objects.filter(tenant=world.acme, external_id__startswith="conv-").delete()
     client = as_role("support")
     seen: list[str] = []
@@ -77,7 +79,7 @@ def test_keyset_pages_walk_every_conversation_once_in_order_through_plain_links(
         seen += _listed(response)
         link = re.search(r'<a href="(/conversations/\?[^"]*cursor=[^"]+)">Next page</a>', response.content.decode())
         url = link.group(1).replace("&amp;", "&") if link else None
-    ordered = Conversation.objects.filter(tenant=world.acme).order_by("updated_at", "pk")
+    ordered = Conversation.objects.filter(tenant=world.acme).order_by("last_activity_at", "pk")
     expected = list(ordered.values_list("external_id", flat=True))
     assert seen == expected
     assert len(seen) == 7

@@ -27,9 +27,9 @@ def rebuilds(monkeypatch):
     calls = []
     scratch = store.rebuild_transcript
 
-    def counted(conversation, known=None):
+    def counted(conversation, known=None, prices=None):
         calls.append(conversation.external_id)
-        return scratch(conversation, known)
+        return scratch(conversation, known, prices)
 
     monkeypatch.setattr(store, "rebuild_transcript", counted)
     return calls
