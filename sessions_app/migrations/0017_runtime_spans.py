@@ -26,7 +26,7 @@ def tenant_keys(apps, schema_editor) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0015_review'),
+        ('sessions_app', '0016_review_score_sort_indexes'),
     ]
 
     operations = [

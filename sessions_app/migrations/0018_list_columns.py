@@ -71,7 +71,7 @@ def compute_list_columns(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0015_review'),
+        ('sessions_app', '0017_runtime_spans'),
     ]
 
     operations = [
