@@ -7,7 +7,7 @@ is given or not.
 """
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
 from annotated_types import Ge, Le
@@ -70,7 +70,8 @@ def _aware_time(value: object) -> object:
             raise ValueError("not an ISO 8601 time with a timezone")
         if problem := out_of_range_problem(parsed):
             raise ValueError(problem)
-        return parsed
+        # In UTC: PostgreSQL holds offsets up to ±15:59 only, and Python (and RFC 3339) up to ±23:59.
+        return parsed.astimezone(UTC)
     return value
 
 

@@ -6,7 +6,7 @@ label), they never copy content into the store.
 """
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
@@ -176,7 +176,7 @@ def _deadline(value: object) -> datetime:
         raise ValueError("needs a time zone (for example 2026-12-01T09:00:00+00:00)")
     if problem := out_of_range_problem(deadline):
         raise ValueError(problem)
-    return deadline
+    return deadline.astimezone(UTC)  # PostgreSQL holds offsets up to ±15:59 only, Python up to ±23:59
 
 
 def parse_deadline(value: object) -> datetime:

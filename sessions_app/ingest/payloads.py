@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -203,7 +203,7 @@ def _aware_time(value: str | None, name: str) -> datetime | None:
         raise IngestError(f"'{name}' must be an ISO 8601 date-time with a time zone, got {value[:40]!r}.")
     if problem := out_of_range_problem(parsed):
         raise IngestError(f"'{name}' {problem}, got {value[:40]!r}.")
-    return parsed
+    return parsed.astimezone(UTC)  # PostgreSQL holds offsets up to ±15:59 only, Python up to ±23:59
 
 
 def parse_snapshot(data: object) -> SnapshotPayload:
