@@ -36,6 +36,9 @@ INPUTS = {
     "token=a x 10,000 (matches)": ("token=a " * 10_000, "token=a " * 100_000),
     '{"secret": x 10,000 (unclosed)': ('{"secret": ' * 10_000, '{"secret": ' * 100_000),
     "password:\\n x 10,000 (label lines)": ("password:\n" * 10_000, "password:\n" * 100_000),
+    # A part at the 1,000,000-character cap made of nothing but matches (the tenfold is past the cap; shown for
+    # the shape of the cost).
+    "token=a x 125,000 (a part at the cap)": ("token=a " * 125_000, "token=a " * 1_250_000),
 }
 
 

@@ -4,9 +4,11 @@ history says about itself (its conversation id). Pure: the agent-side client use
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_core import to_json
 
 _message_adapter: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage)
 
@@ -26,8 +28,18 @@ def join_messages(dumped: Iterable[str]) -> str:
 
 
 def validate_messages(data: object) -> list[ModelMessage]:
-    """Validate plain JSON data (a list) into messages; raises pydantic.ValidationError."""
-    return ModelMessagesTypeAdapter.validate_python(data)
+    """Validate plain JSON data (a list) into messages, as ModelMessagesTypeAdapter reads JSON (bytes as base64, the
+    way it writes them; times and durations as ISO 8601), so what is taken is what its JSON schema describes;
+    raises pydantic.ValidationError."""
+    return ModelMessagesTypeAdapter.validate_json(to_json(data, bytes_mode="base64"))
+
+
+def messages_json_schema(ref_template: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ModelMessagesTypeAdapter's JSON schema (validation mode): the list's own schema, and the definitions it
+    refers to through `ref_template`."""
+    schema = ModelMessagesTypeAdapter.json_schema(ref_template=ref_template, mode="validation")
+    definitions = schema.pop("$defs", {})
+    return schema, definitions
 
 
 def sha256_text(text: str) -> str:

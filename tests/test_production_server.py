@@ -107,6 +107,15 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
         )
         assert tools.status_code == 200, tools.text
         assert "search_sessions" in {tool["name"] for tool in tools.json()["result"]["tools"]}
+        # The query limit (4,096 characters) is reachable through gunicorn: 4,096 two-byte characters are a
+        # 49 kB request line once percent-encoded, past gunicorn's default 4,094 bytes (issue 29's undocumented 414).
+        longest = httpx.get(
+            f"{base}/api/v1/search",
+            params={"q": "é" * 4096, "scope": "tenant"},
+            headers={**HTTPS, "Authorization": f"Bearer {key}"},
+            timeout=10,
+        )
+        assert longest.status_code == 200, longest.text[:300]
         plain = httpx.get(f"{base}/login", timeout=5)
         assert plain.status_code == 301 and plain.headers["location"].startswith("https://")
     finally:

@@ -21,8 +21,9 @@ from sessions_app.api.reads import (
 from sessions_app.api.scores import ScoreInput
 from sessions_app.api.search_params import ContextParams, SearchParams
 from sessions_app.audit.inputs import ContractBody, ReceiptInput, WaitInput, WaitResolutionInput
-from sessions_app.core.api_input import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_PRINCIPAL_LENGTH
-from sessions_app.ingest.payloads import SnapshotIn, ToolEffectIn
+from sessions_app.core.api_input import ID_PATTERN, MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_PRINCIPAL_LENGTH
+from sessions_app.core.safe_json_schema import SAFE_JSON, SAFE_JSON_SCHEMA, with_safe_strings
+from sessions_app.ingest.payloads import SnapshotIn, ToolEffectIn, message_definitions, messages_schema
 
 type Json = dict[str, Any]
 
@@ -37,9 +38,20 @@ ERRORS = {
     "415": "Not `application/json` in UTF-8",
     "503": "The database is unavailable or busy; nothing was written, retry",
 }
-ID_PARAM = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH}
+ID_PARAM = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": ID_PATTERN}
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
-PRINCIPAL_PARAM = {"name": "principal", "in": "query", "schema": {"type": "string", "maxLength": MAX_PRINCIPAL_LENGTH}}
+# What `middleware._url_problem` lets through (a query may hold tabs and line breaks, a path no control character).
+QUERY_TEXT_PATTERN = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*(?![\\s\\S])"
+_BLANK = " \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+# A principal in a query: a single line (a tab at most) with something besides spaces in it.
+PRINCIPAL_QUERY_PATTERN = (
+    f"^[^\\x00-\\x08\\n-\\x1f\\x7f]*[^\\x00-\\x1f\\x7f{_BLANK}][^\\x00-\\x08\\n-\\x1f\\x7f]*(?![\\s\\S])"
+)
+PRINCIPAL_PARAM = {
+    "name": "principal",
+    "in": "query",
+    "schema": {"type": "string", "maxLength": MAX_PRINCIPAL_LENGTH, "pattern": PRINCIPAL_QUERY_PATTERN},
+}
 
 
 def _schema(model: type[BaseModel]) -> Json:
@@ -87,6 +99,10 @@ def query_parameters(model: type[BaseModel]) -> list[Json]:
             field_schema = {**branches[0], **field_schema}
         if field_schema.get("default", 0) is None:
             del field_schema["default"]
+        if field_schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(field_schema):
+            field_schema["pattern"] = QUERY_TEXT_PATTERN
+        if "string" in str(field_schema.get("items", {}).get("type")) and "pattern" not in field_schema["items"]:
+            field_schema["items"] = {**field_schema["items"], "pattern": QUERY_TEXT_PATTERN}
         parameter = {"name": name, "in": "query", "required": name in required, "schema": field_schema}
         parameters.append({**parameter, "description": description} if description else parameter)
     return parameters
@@ -165,7 +181,8 @@ PROTOBUF_BODY = {"application/x-protobuf": {"schema": {"type": "string", "format
 OTLP_REQUEST = {
     "type": "object",
     "description": "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest, in OTLP/JSON",
-    "properties": {"resourceSpans": {"type": "array", "items": {"type": "object"}}},
+    # proto3's JSON mapping takes null for any field as its default (no spans).
+    "properties": {"resourceSpans": {"type": ["array", "null"], "items": {"type": "object"}}},
 }
 OTLP_RESPONSE = {
     "type": "object",
@@ -193,17 +210,12 @@ def _traces() -> Json:
     return {
         "post": {
             "summary": "OTLP/HTTP trace export (protobuf or JSON, gzip or not)",
-            "parameters": [
-                {
-                    "name": "Content-Encoding",
-                    "in": "header",
-                    "required": False,
-                    "schema": {"type": "string", "enum": ["gzip", "identity"]},
-                }
-            ],
+            # `Content-Encoding: gzip` is read (every member), but a gzip body is more than JSON Schema can describe,
+            # so the header is told here rather than declared as a parameter generated requests would set.
+            "description": "The body may be sent with `Content-Encoding: gzip`; any other encoding is a 415.",
             "requestBody": {
                 "required": True,
-                "content": {**PROTOBUF_BODY, "application/json": {"schema": OTLP_REQUEST}},
+                "content": {**PROTOBUF_BODY, "application/json": {"schema": with_safe_strings(OTLP_REQUEST)}},
             },
             "responses": {
                 "200": _otlp_answer("Stored; spans not stored are counted in partialSuccess", OTLP_RESPONSE),
@@ -226,12 +238,28 @@ QUERY_MODELS: tuple[type[BaseModel], ...] = (
 )  # fmt: skip
 
 
-def document() -> Json:
-    schemas: Json = {"Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}
+def body_schema(model: type[BaseModel]) -> Json:
+    """The request body schema of `model` as the server validates it: the model's own, with a snapshot's
+    `messages` as pydantic-ai's ModelMessage list (the model declares `list[object]` and validates them after)."""
+    schema = _schema(model)
+    if model is SnapshotIn:
+        schema["properties"]["messages"] = messages_schema()
+    return schema
+
+
+def _body_components() -> Json:
+    schemas: Json = message_definitions()
     for model in MODELS:
-        schema = _schema(model)
+        schema = body_schema(model)
         schemas.update(schema.pop("$defs", {}))
         schemas[model.__name__] = schema
+    # Every string and key of a body holds no NUL (`api_input.find_unsafe_string`), undeclared fields too.
+    return {name: with_safe_strings(schema) for name, schema in schemas.items()} | {SAFE_JSON: SAFE_JSON_SCHEMA}
+
+
+def document() -> Json:
+    schemas: Json = {"Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}
+    schemas.update(_body_components())
     for model in QUERY_MODELS:  # the enums their parameters refer to
         schemas.update(_schema(model).get("$defs", {}))
     return {

@@ -7,7 +7,7 @@ is given or not.
 """
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
 from annotated_types import Ge, Le
@@ -22,8 +22,11 @@ from search_app.paging import INVALID, MAX_CURSOR_CHARS
 from search_app.query import MAX_PREFIXES, MAX_QUERY_CHARS
 from search_app.validation import DEFAULT_LIMIT, MAX_LIMIT
 from sessions_app.core.api_input import out_of_range_problem
+from sessions_app.models import MessageRole
 
 API_SCOPES = ("conversation", "run", "tenant")
+_ROLE = f"(?:{'|'.join(MessageRole.values)})"
+ROLES_PATTERN = f"^(?:{_ROLE}(?:,{_ROLE})*)?(?![\\s\\S])"
 _MAX_DIGITS = 12  # longer text is no count or position: refused before int() reads it
 MAX_POSITION = 2**31 - 1  # a transcript position is a 32-bit integer column
 
@@ -67,7 +70,8 @@ def _aware_time(value: object) -> object:
             raise ValueError("not an ISO 8601 time with a timezone")
         if problem := out_of_range_problem(parsed):
             raise ValueError(problem)
-        return parsed
+        # In UTC: PostgreSQL holds offsets up to ±15:59 only, and Python (and RFC 3339) up to ±23:59.
+        return parsed.astimezone(UTC)
     return value
 
 
@@ -118,7 +122,10 @@ class SearchParams(_Params):
     run_id: str | None = None
     agent: str | None = None
     roles: list[str] = Field(
-        default_factory=list, alias="role", description="Repeatable, or comma-separated: any of them"
+        default_factory=list,
+        alias="role",
+        description="Repeatable, or comma-separated: any of them",
+        json_schema_extra={"items": {"type": "string", "pattern": ROLES_PATTERN}},
     )
     since: AwareTime | None = None
     until: AwareTime | None = None

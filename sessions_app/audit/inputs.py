@@ -6,15 +6,17 @@ label), they never copy content into the store.
 """
 
 import re
-from datetime import datetime
-from typing import Annotated, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
 from input_errors import RejectedInput
 from sessions_app.audit.vocabulary import ContractKind
 from sessions_app.core.api_input import (
+    LINE_EDGES,
     PRINCIPAL,
+    REQUIRED_LINE_PATTERN,
     Line,
     SegmentId,
     out_of_range_problem,
@@ -23,6 +25,7 @@ from sessions_app.core.api_input import (
 )
 
 HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
+type Json = dict[str, Any]
 
 
 class AuditInputError(RejectedInput):
@@ -48,7 +51,12 @@ class UnknownConversation(NotInTenant):
 
 
 RunId = Annotated[SegmentId, StringConstraints(strip_whitespace=True)]
-Required200 = Annotated[Line, StringConstraints(min_length=1, max_length=200)]
+Required200 = Annotated[
+    Line, StringConstraints(min_length=1, max_length=200), Field(json_schema_extra={"pattern": REQUIRED_LINE_PATTERN})
+]
+RequiredLine500 = Annotated[
+    Line, StringConstraints(min_length=1, max_length=500), Field(json_schema_extra={"pattern": REQUIRED_LINE_PATTERN})
+]
 ResumeToken = Annotated[str, Field(min_length=16, max_length=500, description="16 to 500 characters")]
 
 
@@ -77,7 +85,7 @@ class WaitInput(_Input):
 
     run_id: RunId
     owner: Required200
-    decision: Annotated[Line, StringConstraints(min_length=1, max_length=500)]
+    decision: RequiredLine500
     deadline: datetime = Field(description="ISO 8601 date-time with a time zone, still ahead")
     resume_token: ResumeToken | None = None
 
@@ -104,8 +112,32 @@ class WaitResolutionInput(_Input):
         return value if value in (None, "") else _token_shape(value)
 
 
+def _contract_kind(kind: str, value: Json) -> Json:
+    return {"properties": {"kind": {"const": kind}, "value": value}, "required": ["kind", "value"]}
+
+
+# What `parse_prompt_contract` takes of each kind, for the OpenAPI document.
+CONTRACT_KINDS: Json = {
+    "oneOf": [
+        _contract_kind(
+            "hash", {"type": "string", "pattern": f"^{LINE_EDGES}[0-9a-fA-F]{{64}}{LINE_EDGES}(?![\\s\\S])"}
+        ),
+        _contract_kind("label", {"type": "string", "maxLength": 120, "pattern": REQUIRED_LINE_PATTERN}),
+        {
+            "properties": {
+                "kind": {"const": "dynamic"},
+                "value": {"anyOf": [{"type": "null"}, {"type": "string", "pattern": f"^{LINE_EDGES}(?![\\s\\S])"}]},
+            },
+            "required": ["kind"],
+        },
+    ]
+}
+
+
 class ContractBody(_Input):
     """POST /api/v1/agents/<name>/prompt-contract."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, json_schema_extra=CONTRACT_KINDS)
 
     kind: Literal["hash", "label", "dynamic"]
     value: Annotated[Line, StringConstraints(max_length=120)] = Field(
@@ -144,7 +176,7 @@ def _deadline(value: object) -> datetime:
         raise ValueError("needs a time zone (for example 2026-12-01T09:00:00+00:00)")
     if problem := out_of_range_problem(deadline):
         raise ValueError(problem)
-    return deadline
+    return deadline.astimezone(UTC)  # PostgreSQL holds offsets up to ±15:59 only, Python up to ±23:59
 
 
 def parse_deadline(value: object) -> datetime:
@@ -192,9 +224,7 @@ def parse_prompt_contract(agent_name: str, data: object) -> ContractInput:
     if body.kind == ContractKind.HASH.value:
         value = body.value.lower()
         if not HEX_SHA256.fullmatch(value):
-            raise AuditInputError(
-                "A 'hash' contract's 'value' must be the 64-character hex SHA-256 of the prompt."
-            )
+            raise AuditInputError("A 'hash' contract's 'value' must be the 64-character hex SHA-256 of the prompt.")
         return ContractInput(agent_name=agent, kind=body.kind, value=value)
     # A label is an identifier the prompt carries, not the prompt: short, so nobody stores a prompt here.
     return ContractInput(agent_name=agent, kind=body.kind, value=body.value)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from itertools import accumulate, count
 from typing import Annotated, NamedTuple
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, StringConstraints, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from input_errors import RejectedInput
@@ -85,6 +85,15 @@ _EDGE = _CONTROLS + " \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u20
 ID_PATTERN = f"^[^{_EDGE}](?:[^{_CONTROLS}]*[^{_EDGE}])?(?![\\s\\S])"
 SEGMENT_ID_PATTERN = f"^[^{_EDGE}/](?:[^{_CONTROLS}/]*[^{_EDGE}/])?(?![\\s\\S])"
 SAFE_TEXT_PATTERN = "^[^\\x00]*$"
+# What `str.strip` and `str.isspace` call whitespace, less the line breaks (a single line holds none).
+_SPACES = "\\t\\x0b\\x0c\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NONBLANK_LINE_PATTERN = f"^[^\\x00\\n\\r]*[^\\x00\\n\\r{_SPACES}][^\\x00\\n\\r]*(?![\\s\\S])"
+# A `Line` is stripped before it is read: line breaks and spaces at either end, none inside.
+# What pydantic's `strip_whitespace` strips (Unicode White_Space, which leaves \x1c-\x1f in place), less line breaks.
+_TRIMMED = "\\t\\x0b\\x0c \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+LINE_EDGES = f"[{_TRIMMED}\\n\\r]*"
+LINE_PATTERN = f"^{LINE_EDGES}[^\\x00\\n\\r]*{LINE_EDGES}(?![\\s\\S])"
+REQUIRED_LINE_PATTERN = f"^{LINE_EDGES}[^\\x00\\n\\r]*[^\\x00\\n\\r{_TRIMMED}][^\\x00\\n\\r]*{LINE_EDGES}(?![\\s\\S])"
 
 SafeText = Annotated[str, AfterValidator(_safe_text), Field(json_schema_extra={"pattern": SAFE_TEXT_PATTERN})]
 Identifier = Annotated[
@@ -104,6 +113,18 @@ OptionalId = Annotated[
 ]
 
 
+def _integral_number(value: object) -> object:
+    # JSON Schema's `integer` holds 268.0 (a number whose fraction is zero), and so does JSON: take it as 268.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# Last in an `Annotated[int, Field(strict=True, ...), INTEGRAL]`: a JSON integer as JSON Schema's `integer` means
+# it (268.0 too), strictly otherwise (no "268", no true); the field's bounds stay in its JSON schema.
+INTEGRAL = BeforeValidator(_integral_number)
+
+
 def _single_line(value: str) -> str:
     if "\n" in value or "\r" in value:
         raise ValueError("must be a single line")
@@ -118,10 +139,20 @@ def _nonblank(value: str) -> str:
 
 # Short single-line text (receipts, waits, labels): surrounding whitespace is dropped.
 Line = Annotated[
-    str, StringConstraints(strip_whitespace=True), AfterValidator(_safe_text), AfterValidator(_single_line)
+    str,
+    StringConstraints(strip_whitespace=True),
+    AfterValidator(_safe_text),
+    AfterValidator(_single_line),
+    Field(json_schema_extra={"pattern": LINE_PATTERN}),
 ]
 # Opaque single-line text kept exactly as given (principals are hashed as sent).
-NonblankLine = Annotated[str, AfterValidator(_safe_text), AfterValidator(_nonblank), AfterValidator(_single_line)]
+NonblankLine = Annotated[
+    str,
+    AfterValidator(_safe_text),
+    AfterValidator(_nonblank),
+    AfterValidator(_single_line),
+    Field(json_schema_extra={"pattern": NONBLANK_LINE_PATTERN}),
+]
 MAX_PRINCIPAL_LENGTH = 500
 # The end user or authorization a history was loaded for: opaque, hashed by the service, never stored as given.
 Principal = Annotated[NonblankLine, StringConstraints(max_length=MAX_PRINCIPAL_LENGTH)]

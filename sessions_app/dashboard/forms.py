@@ -191,13 +191,29 @@ USERNAME_UNAVAILABLE = "That username cannot be used. Choose another."
 
 
 class InvitationSignupForm(UserCreationForm[User]):
-    """Django's sign-up form, except that whether a username is taken (in any tenant) is looked at only once every
-    other field is valid: a sign-up refused for its password answers the same for a taken and a free name, so a
-    link cannot be used to probe names for free (the probe that does reach the look-up creates the account and
-    spends the link when the name is free). The taken answer names no account."""
+    """Django's sign-up form with the sign-in name scoped to the tenant that invites: the invitee picks a name and
+    signs in as `name@tenant` (`sign_in_name`). Usernames are global, so a name picked bare would tell whether it
+    exists in any tenant; a scoped one can clash only with a member of this very tenant (who the joining member can
+    see anyway), and `@` is not part of a picked name, so no other tenant's account ever has one of these names.
+    Whether even that is taken is looked at only once every other field is valid, and the answer names no account.
+    """
+
+    def __init__(self, *args: Any, tenant_slug: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tenant_slug = tenant_slug
+        self.fields["username"].widget.attrs["maxlength"] = str(MAX_PICKED_NAME)
+        self.fields["username"].help_text = (
+            f"Letters, digits and . + - _ only, at most {MAX_PICKED_NAME}. You will sign in as "
+            f"<em>name</em>@{tenant_slug}."
+        )
 
     def clean_username(self) -> str:
-        return str(self.cleaned_data.get("username") or "")
+        name = str(self.cleaned_data.get("username") or "")
+        if "@" in name:
+            raise forms.ValidationError("Pick a name without '@': the tenant's part is added for you.")
+        if len(name) > MAX_PICKED_NAME:
+            raise forms.ValidationError(f"Pick a name of at most {MAX_PICKED_NAME} characters.")
+        return sign_in_name(name, self.tenant_slug)
 
     def validate_unique(self) -> None:
         """Looked at in `_post_clean`, after everything else."""
@@ -207,6 +223,15 @@ class InvitationSignupForm(UserCreationForm[User]):
         username = self.cleaned_data.get("username")
         if not self.errors and username and User.objects.filter(username__iexact=username).exists():
             self.add_error("username", USERNAME_UNAVAILABLE)
+
+
+# A Django username holds 150 characters: the picked name, '@' and a tenant slug (at most 64).
+MAX_PICKED_NAME = 85
+
+
+def sign_in_name(name: str, tenant_slug: str) -> str:
+    """The account name of someone who picked `name` joining the tenant `tenant_slug` by invitation."""
+    return f"{name}@{tenant_slug}"
 
 
 class RedactionPatternsForm(forms.Form):

@@ -2,11 +2,13 @@
 names the problem. Pure (no Django): the API, the importers and the live adapter's server side all parse here.
 """
 
+import copy
 import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,8 +23,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_core import to_json
 
 from input_errors import RejectedInput
-from model_messages.serialization import iso_datetime, validate_messages
+from model_messages.serialization import iso_datetime, messages_json_schema, validate_messages
 from sessions_app.core.api_input import (
+    INTEGRAL,
     Identifier,
     OptionalId,
     Principal,
@@ -80,6 +83,40 @@ def _check_token_counts(messages: Sequence[ModelMessage], indices: Sequence[int]
                 )
 
 
+MESSAGE_REF_TEMPLATE = "#/components/schemas/{model}"
+_USAGE = "RequestUsage"
+
+
+@cache
+def _message_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
+    items, definitions = messages_json_schema(MESSAGE_REF_TEMPLATE)
+    usage = definitions[_USAGE]
+    bounded = {"minimum": 0, "maximum": MAX_TOKEN_COUNT}
+    for field in usage["properties"].values():
+        if field.get("type") == "integer":
+            field.update(bounded)
+    usage["properties"]["details"]["additionalProperties"].update(bounded)
+    return items, definitions
+
+
+def message_definitions() -> dict[str, Any]:
+    """The JSON schemas `messages` refers to (pydantic-ai's, with the usage counts bounded as
+    `_check_token_counts` bounds them), for the OpenAPI document's components."""
+    return copy.deepcopy(_message_schemas()[1])
+
+
+MESSAGES_DESCRIPTION = (
+    f"ModelMessagesTypeAdapter JSON; each message part at most {MAX_PART_CHARS} characters of JSON (413 past it)"
+)
+
+
+def messages_schema() -> dict[str, Any]:
+    """The JSON schema of `messages` as the server validates it: a list of pydantic-ai's ModelMessage, referring
+    to `message_definitions()` in the OpenAPI document's components (pydantic cannot place refs of another
+    adapter in a model's own schema, so the document puts this in place of the model's `list[object]`)."""
+    return {**copy.deepcopy(_message_schemas()[0]), "description": MESSAGES_DESCRIPTION}
+
+
 @dataclass(frozen=True)
 class SnapshotPayload:
     conversation_id: str
@@ -122,6 +159,8 @@ class RuntimeSpanPayload:
 
 
 STEP_MAX = 2**31 - 1
+# Read by `_aware_time`: the document says RFC 3339's date-time (a time zone required), which it takes.
+TimeText = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 
 
 class SnapshotIn(BaseModel):
@@ -133,13 +172,13 @@ class SnapshotIn(BaseModel):
     run_id: SegmentId
     agent: Annotated[OptionalId, AfterValidator(_no_slash)] = ""
     parent_run_id: Annotated[OptionalId, AfterValidator(_no_slash)] = ""
-    step: Annotated[int, Field(strict=True, ge=0, le=STEP_MAX)] | None = None
+    step: Annotated[int, Field(strict=True, ge=0, le=STEP_MAX), INTEGRAL] | None = None
     state: Literal["complete", "interrupted"] = "complete"
     idempotency_key: OptionalId = ""
     source: Literal["server", "client"] = "server"
-    started_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+    started_at: TimeText | None = Field(default=None, description="ISO 8601 date-time with a time zone")
     principal: Principal | None = None
-    messages: list[dict[str, Any]] = Field(description="ModelMessagesTypeAdapter JSON")
+    messages: list[dict[str, Any]] = Field(description=MESSAGES_DESCRIPTION)
 
     @field_validator("conversation_id", "run_id", "agent", "parent_run_id", "idempotency_key", mode="before")
     @classmethod
@@ -163,8 +202,8 @@ class ToolEffectIn(BaseModel):
     tool_call_id: Identifier
     tool_name: Identifier
     status: Literal["started", "completed", "failed"]
-    started_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
-    ended_at: str | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+    started_at: TimeText | None = Field(default=None, description="ISO 8601 date-time with a time zone")
+    ended_at: TimeText | None = Field(default=None, description="ISO 8601 date-time with a time zone")
 
 
 # The snapshot fields a payload keeps as they were sent.
@@ -179,7 +218,7 @@ def _aware_time(value: str | None, name: str) -> datetime | None:
         raise IngestError(f"'{name}' must be an ISO 8601 date-time with a time zone, got {value[:40]!r}.")
     if problem := out_of_range_problem(parsed):
         raise IngestError(f"'{name}' {problem}, got {value[:40]!r}.")
-    return parsed
+    return parsed.astimezone(UTC)  # PostgreSQL holds offsets up to ±15:59 only, Python up to ±23:59
 
 
 def parse_snapshot(data: object) -> SnapshotPayload:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import masking.detectors as detectors
-from masking.detectors import DETECTORS, MAX_CONTAINER_SCAN, MAX_PROGRAM_SIZE, Detector
+from masking.detectors import DETECTORS, MASK, MAX_CONTAINER_SCAN, MAX_MATCHES, MAX_PROGRAM_SIZE, Detector
 
 # The probe's inputs (issue 29) and their relatives: runs a `[…]*` prefix or a lazy `.*?` would read again from
 # every position, matches by the thousand, containers that never close.
@@ -44,6 +44,7 @@ class Work:
 
     def __init__(self) -> None:
         self.units = 0
+        self.matches = 0
 
 
 class CountingRegexp:
@@ -63,6 +64,7 @@ class CountingRegexp:
         self._pass(text)
         for match in self.inner.finditer(text):
             self.work.units += 1
+            self.work.matches += 1
             yield match
 
     def sub(self, replace: object, text: bytes) -> bytes:
@@ -93,10 +95,30 @@ def _counting(work: Work) -> tuple[Detector, ...]:
 
 
 def _work(text: str) -> int:
+    return _counted(text)[1].units
+
+
+def _counted(text: str) -> tuple[str, Work]:
     work = Work()
     with mock.patch.object(detectors, "DETECTORS", _counting(work)):
-        detectors.redact(text)
-    return work.units
+        masked = detectors.redact(text)
+    return masked, work
+
+
+@pytest.mark.parametrize("unit", ["token=a ", "password=x\n", '"secret": "v", ', "AKIA" + "A" * 16 + " "])
+def test_a_part_of_nothing_but_matches_is_masked_one_by_one_only_up_to_the_budget(unit):
+    text = (unit * (1_000_000 // len(unit)))[:1_000_000]  # a part at MAX_PART_CHARS
+    masked, work = _counted(text)
+    # Every row stops at the first match past the budget: matches handled one by one are bounded, whatever the text.
+    assert work.matches <= MAX_MATCHES + len(DETECTORS)
+    assert masked.endswith(MASK)
+    assert len(masked) < len(text) // 2  # the rest past the budget went as one mask
+    assert "a " not in masked[-1000:] and 'v"' not in masked and "x\n" not in masked[-1000:]
+
+
+def test_below_the_budget_every_match_is_masked_on_its_own():
+    masked = detectors.redact("token=a " * 100 + "the end")
+    assert masked == "token=*** " * 100 + "the end"
 
 
 def test_every_row_is_a_bounded_re2_program():

@@ -153,3 +153,22 @@ def test_65000_escaped_quotes_in_a_protobuf_spans_all_messages_are_a_counted_rej
     assert response.status_code == 200 and answer.partial_success.rejected_spans >= 1
     assert "Invalid JSON" in answer.partial_success.error_message
     assert row_counts() == before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key " + "-" * 5_000,  # 201 after 11.1 s on Python's re
+        "key " + "-" * 20_000,  # 500 after 60.2 s
+        "key " + "Zm9vYmFy_-" * 6_000,  # a 60 kB base64url blob next to `key`: 29.0 s
+        "x:// " + "a." * 100_000,  # 23.0 s
+        "token=a " * 124_990,  # a part at the 1,000,000-character cap made of nothing but matches
+    ],
+    ids=["key-5000-dashes", "key-20000-dashes", "key-60kB-base64url", "scheme-dots", "matches-at-the-cap"],
+)
+def test_the_probes_detector_inputs_are_stored_with_201_and_show_no_value(client, key, text):
+    _store(client, key, "hostile-detector", text)
+    context = client.get("/api/v1/conversations/hostile-detector/messages", {"around": 0}, **_auth(key))
+    assert context.status_code == 200
+    if text.startswith("token=a"):
+        assert "token=a " not in context.content.decode()

@@ -51,9 +51,11 @@ def members(request: MemberRequest) -> HttpResponse:
         return redirect("members")
     invited, invite_link = _shown_once(request, _NEW_INVITE, Invitation, "link")
     rows = scoped(Membership, request.tenant).select_related("user").order_by("user__username")
-    open_invitations = scoped(Invitation, request.tenant).filter(
-        accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
-    ).order_by("-created_at", "-pk")
+    open_invitations = (
+        scoped(Invitation, request.tenant)
+        .filter(accepted_at=None, revoked_at=None, expires_at__gt=timezone.now())
+        .order_by("-created_at", "-pk")
+    )
     context = {
         "section": "admin",
         "tab": "members",

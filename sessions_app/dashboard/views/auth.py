@@ -56,7 +56,7 @@ def invitation(request: HttpRequest) -> HttpResponse:
     except tenant_admin.InvitationUnusable as error:
         return render(request, "registration/invitation.html", {"refused": str(error)}, status=404)
     signed_in = request.user.is_authenticated
-    form = None if signed_in else InvitationSignupForm(request.POST or None)
+    form = None if signed_in else InvitationSignupForm(request.POST or None, tenant_slug=invited.tenant.slug)
     if request.method == "POST" and (form is None or form.is_valid()):
         try:
             with transaction.atomic():
@@ -74,7 +74,8 @@ def invitation(request: HttpRequest) -> HttpResponse:
                 auth_login(request, new_user, backend="django.contrib.auth.backends.ModelBackend")
             request.session.pop(_INVITATION, None)
             request.session[SESSION_TENANT_KEY] = membership.tenant_id
-            messages.success(request, f"You joined {membership.tenant.name} as {membership.role}.")
+            signed_in_as = "" if new_user is None else f" Sign in as {new_user.username} next time."
+            messages.success(request, f"You joined {membership.tenant.name} as {membership.role}.{signed_in_as}")
             return redirect("conversations")
     context = {"invited": invited, "form": form, "login_url": f"{reverse('login')}?next={reverse('invitation')}"}
     return render(request, "registration/invitation.html", context, status=400 if form and form.errors else 200)

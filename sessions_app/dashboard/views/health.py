@@ -9,7 +9,7 @@ logger = logging.getLogger("sessiondesk.health")
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
-    """"ok", or 503 (with Retry-After, added at the edge) when the database does not answer: a worker without
+    """ "ok", or 503 (with Retry-After, added at the edge) when the database does not answer: a worker without
     its database cannot serve a page or take a write, so a load balancer should send nobody to it."""
     try:
         with connection.cursor() as cursor:

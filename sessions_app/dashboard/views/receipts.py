@@ -30,9 +30,7 @@ class MergeForm(forms.Form):
     )
 
 
-def _page(
-    request: MemberRequest, run: Run, refused: forms.Form | None = None, resume_token: str = ""
-) -> HttpResponse:
+def _page(request: MemberRequest, run: Run, refused: forms.Form | None = None, resume_token: str = "") -> HttpResponse:
     """The receipts page; a `refused` form is shown again in its place (400), the other forms empty."""
 
     def form_of[F: forms.Form](kind: type[F]) -> F:

@@ -69,3 +69,14 @@ def test_a_wait_due_outside_the_range_is_400_and_writes_nothing(client, key, whe
     response = client.post("/api/v1/waits", json.dumps(wait), content_type="application/json", **key)
     assert response.status_code == 400 and "outside the years 1 to 9999" in response.json()["error"]
     assert row_counts() == before
+
+
+@pytest.mark.parametrize("path", ["/api/v1/audit-events", "/api/v1/conversations", "/api/v1/search"])
+def test_an_offset_past_what_postgresql_holds_is_read_as_utc_not_a_500(client, key, path):
+    """RFC 3339 and Python take offsets up to ±23:59, PostgreSQL only up to ±15:59 (Schemathesis found the 500)."""
+    response = client.get(path, {"until": "0002-03-29T18:52:20+18:14", "scope": "tenant", "q": "weather"}, **key)
+    assert response.status_code == 200, response.content
+
+
+def test_a_snapshot_started_at_an_offset_past_what_postgresql_holds_is_stored(client, key):
+    assert _snapshot(client, key, "c-offset", "2026-01-01T00:00:00+18:14").status_code == 201

@@ -44,7 +44,7 @@ def test_an_invitee_picks_a_username_and_joins_with_the_role(world, as_role):
     done = invitee.post("/invite/", {"username": "nina", "password1": PASSWORD, "password2": PASSWORD})
     assert done.status_code == 302 and done["Location"] == "/conversations/"
     assert invitee.get("/conversations/").status_code == 200
-    assert Membership.objects.get(tenant=world.acme, user__username="nina").role == "operator"
+    assert Membership.objects.get(tenant=world.acme, user__username="nina@acme").role == "operator"
     assert Client().get(link).status_code == 404  # one time only
     assert AuditEvent.objects.filter(tenant=world.acme, event_class="member_changed").count() == 2
 
@@ -87,17 +87,38 @@ def test_a_bad_signup_changes_nothing_and_keeps_the_link_usable(world, as_role):
     invitee = Client()
     invitee.get(link)
     before = (row_counts(), get_user_model().objects.count())
-    refused = invitee.post("/invite/", {"username": "sam", "password1": PASSWORD, "password2": PASSWORD})
-    assert refused.status_code == 400 and b"cannot be used" in refused.content and b"exists" not in refused.content
     mismatch = invitee.post("/invite/", {"username": "nina", "password1": PASSWORD, "password2": "other"})
     assert mismatch.status_code == 400
-    # A sign-up refused for its password answers the same whether the name is taken ("sam") or free ("nina").
-    taken_mismatch = invitee.post("/invite/", {"username": "sam", "password1": PASSWORD, "password2": "other"})
-    assert taken_mismatch.status_code == 400
-    assert taken_mismatch.context["form"].errors == mismatch.context["form"].errors
+    at_sign = invitee.post("/invite/", {"username": "nina@globex", "password1": PASSWORD, "password2": PASSWORD})
+    assert at_sign.status_code == 400 and b"without &#x27;@&#x27;" in at_sign.content
     assert (row_counts(), get_user_model().objects.count()) == before
     accepted = invitee.post("/invite/", {"username": "nina", "password1": PASSWORD, "password2": PASSWORD})
     assert accepted.status_code == 302
+
+
+def _sign_up(world, as_role, name: str):
+    invitee = Client()
+    invitee.get(invite(as_role("admin")))
+    return invitee.post("/invite/", {"username": name, "password1": PASSWORD, "password2": PASSWORD})
+
+
+def test_the_signup_answers_the_same_for_a_name_taken_in_another_tenant_and_a_free_one(world, as_role):
+    """Usernames are global: "gus" exists (globex's admin), "nobody-yet" does not. Each sign-up joins, as a name
+    scoped to acme, and the answers differ only by the name picked; gus's account is untouched."""
+    gus_before = get_user_model().objects.filter(username="gus").values().get()
+    taken, free = _sign_up(world, as_role, "gus"), _sign_up(world, as_role, "nobody-yet")
+    assert taken.status_code == free.status_code == 302 and taken["Location"] == free["Location"]
+    assert Membership.objects.get(tenant=world.acme, user__username="gus@acme").role == "support"
+    assert Membership.objects.get(tenant=world.acme, user__username="nobody-yet@acme").role == "support"
+    assert not Membership.objects.filter(tenant=world.acme, user__username="gus").exists()
+    assert get_user_model().objects.filter(username="gus").values().get() == gus_before
+    assert get_user_model().objects.filter(username__in=["gus", "gus@acme"]).count() == 2
+
+
+def test_a_name_taken_in_the_same_tenant_is_refused_naming_no_account(world, as_role):
+    assert _sign_up(world, as_role, "nina").status_code == 302
+    again = _sign_up(world, as_role, "nina")
+    assert again.status_code == 400 and b"cannot be used" in again.content and b"nina@acme" not in again.content
 
 
 def test_withdrawn_expired_and_unknown_links_get_one_answer(world, as_role):

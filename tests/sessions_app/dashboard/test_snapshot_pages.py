@@ -19,7 +19,8 @@ def test_a_diff_after_compaction_shows_the_removed_messages(world, as_role):
     run = _first_run(world)
     snapshots = list(Snapshot.objects.filter(run=run).order_by("seq"))
     shrunk = next(
-        later for earlier, later in zip(snapshots, snapshots[1:], strict=False)
+        later
+        for earlier, later in zip(snapshots, snapshots[1:], strict=False)
         if later.message_count < earlier.message_count + 1
     )
     page = as_role("operator").get(f"/r/{run.run_id}/snapshots/{shrunk.seq}/diff").content.decode()

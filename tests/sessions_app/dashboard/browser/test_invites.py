@@ -29,11 +29,11 @@ def test_an_admin_invites_and_the_invitee_joins_once(live_world, login, page, li
         invitee.get_by_label("Password confirmation").fill("a-long-pass-1234")
         invitee.get_by_role("button", name="Create account and join").click()
         invitee.wait_for_url(f"{live_server.url}/conversations/")
-        assert "You joined Acme as operator" in invitee.locator("body").inner_text()
+        assert "You joined Acme as operator. Sign in as nina@acme next time." in invitee.locator("body").inner_text()
         invitee.goto(link)
         assert "not valid" in invitee.get_by_role("alert").inner_text()
     finally:
         invitee.context.close()
     page.reload()
-    assert page.get_by_role("cell", name="nina", exact=True).count() == 1
+    assert page.get_by_role("cell", name="nina@acme", exact=True).count() == 1
     assert page.console_errors == []
