@@ -69,6 +69,8 @@ class SearchResponse:
     """What the query names exactly (by conversation, run or tool-call id), first page only."""
     results: list[SearchHit] = field(default_factory=list)
     indexing: bool = False
+    reindexing: bool = False
+    """Some conversation of the scope waits for a rebuild and is left out of these results until it is done."""
     truncated: bool = False
     message: str = ""
     scope: str = "conversation"
@@ -89,6 +91,7 @@ class SearchResponse:
             "identified": [item.as_dict() for item in self.identified],
             "results": [hit.as_dict() for hit in self.results],
             "indexing": self.indexing,
+            "reindexing": self.reindexing,
             "truncated": self.truncated,
             "message": self.message,
             "scope": self.scope,

@@ -90,6 +90,7 @@ def run_search(
     # rebuilt: until then its documents may hold text indexed before the tenant's current masking patterns.
     # Unfolded documents are searched (the tail is scored directly), only more slowly.
     response.indexing = state.indexing
+    response.reindexing = state.pending
     search_scope = Scope(
         tenant_ids,
         target.conversation_pk,

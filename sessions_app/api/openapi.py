@@ -141,6 +141,11 @@ SEARCH_ANSWER = {
                         "being re-indexed: unfolded messages are found all the same; conversations being re-indexed "
                         "are left out until done.",
                     },
+                    "reindexing": {
+                        "type": "boolean",
+                        "description": "True while a conversation of the scope is being re-indexed: it is left out "
+                        "of the results until done.",
+                    },
                     "truncated": {"type": "boolean"},
                     "total_matches": {"type": "integer", "minimum": 0},
                     "total_conversations": {"type": "integer", "minimum": 0},

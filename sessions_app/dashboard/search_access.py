@@ -53,6 +53,7 @@ class SearchOutcome:
     groups: list[HitGroup] = field(default_factory=list)
     hit_count: int = 0
     indexing: bool = False
+    reindexing: bool = False
     truncated: bool = False
     error: str = ""
     total_matches: int = 0
@@ -88,6 +89,7 @@ class SearchOutcome:
 # What a page of grouped hits repeats from search's response as it is.
 _PAGE_FACTS = (
     "indexing",
+    "reindexing",
     "truncated",
     "total_matches",
     "total_conversations",
@@ -190,6 +192,6 @@ def ranked_conversation_ids(tenant: Tenant, query: str) -> RankedConversations:
     if outcome.error:
         return RankedConversations([], outcome.error)
     notice = ""
-    if outcome.indexing:
+    if outcome.reindexing:
         notice = "Indexing: some conversations are being re-indexed; recent messages may be missing."
     return RankedConversations([g.conversation_pk for g in outcome.groups], notice)

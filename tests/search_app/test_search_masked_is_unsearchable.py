@@ -114,7 +114,7 @@ def test_a_new_tenant_pattern_makes_indexed_values_unsearchable(
 
     # Until the rebuild, the tenant's conversations are out of search, and responses say so.
     pending = api("6990")
-    assert pending["indexing"] is True and _found(pending) == 0
+    assert pending["indexing"] is True and pending["reindexing"] is True and _found(pending) == 0
     assert _found(api("69*")) == _found(api('"ticket 6990"')) == 0
 
     assert fold_worker.run_pass().conversations == 1
