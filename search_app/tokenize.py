@@ -82,6 +82,9 @@ def prepare(text: str) -> str:
 
 def _split_run(run: str, offset: int) -> Iterator[Token]:
     """A \\w run may mix scripts ("数据库v2"): CJK characters become one-character tokens, the rest words."""
+    if run.isascii():  # no CJK and nothing to fold but case: one word, without a look at each character
+        yield Token(run.lower()[:MAX_TERM_CHARS], offset, offset + len(run), False)
+        return
     start = None
     for i, char in enumerate(run):
         if is_cjk(char):
@@ -133,18 +136,20 @@ def index_terms(text: str) -> list[str]:
     Bigrams follow their first character, so the document's terms stay in reading order. A document's
     length for BM25 is the length of this list.
     """
-    base = tokens(prepare(text))
+    # Lazily, one token ahead: a text past the caps costs the caps, not its length.
+    stream = iter_tokens(prepare(text))
     out: list[str] = []
     chars = 0
-    for i, token in enumerate(base):
+    token = next(stream, None)
+    while token is not None:
+        following = next(stream, None)
         out.append(token.term)
         chars += len(token.term) + 1
-        if token.cjk and i + 1 < len(base):
-            following = base[i + 1]
-            if following.cjk and following.start == token.end:
-                out.append(token.term + following.term)
+        if token.cjk and following is not None and following.cjk and following.start == token.end:
+            out.append(token.term + following.term)
         if len(out) >= MAX_DOCUMENT_TERMS or chars >= MAX_DOCUMENT_CHARS:
             break
+        token = following
     return out[:MAX_DOCUMENT_TERMS]
 
 

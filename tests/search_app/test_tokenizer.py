@@ -81,3 +81,30 @@ class TokenizerTest(unittest.TestCase):
 
     def test_punctuation_and_markup_are_not_terms(self):
         self.assertEqual(index_terms('<img src=x onerror="alert(1)">'), ["img", "src", "x", "onerror", "alert", "1"])
+
+
+def test_a_text_past_the_caps_is_read_only_to_the_caps(monkeypatch):
+    # A 1 MB part of one-letter words once built every token before cutting (about 1 s): the cost is the cap's.
+    from search_app import tokenize
+
+    read = 0
+    whole = tokenize.iter_tokens
+
+    def counted(text: str):
+        nonlocal read
+        for token in whole(text):
+            read += 1
+            yield token
+
+    monkeypatch.setattr(tokenize, "iter_tokens", counted)
+    for words in (tokenize.MAX_DOCUMENT_TERMS * 2, tokenize.MAX_DOCUMENT_TERMS * 20):
+        read = 0
+        terms = tokenize.index_terms("a " * words)
+        assert len(terms) == tokenize.MAX_DOCUMENT_TERMS
+        assert read <= tokenize.MAX_DOCUMENT_TERMS + 1
+
+
+def test_the_lazy_stream_keeps_cjk_bigrams_and_order():
+    from search_app.tokenize import index_terms
+
+    assert index_terms("数据库v2 Ünïcödé") == ["数", "数据", "据", "据库", "库", "v2", "unicode"]
