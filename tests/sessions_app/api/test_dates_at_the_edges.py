@@ -80,3 +80,15 @@ def test_an_offset_past_what_postgresql_holds_is_read_as_utc_not_a_500(client, k
 
 def test_a_snapshot_started_at_an_offset_past_what_postgresql_holds_is_stored(client, key):
     assert _snapshot(client, key, "c-offset", "2026-01-01T00:00:00+18:14").status_code == 201
+
+
+def test_message_times_at_an_offset_past_what_postgresql_holds_are_stored(client, key):
+    # The run's start comes from its messages when started_at is absent; an offset of +18:14 is RFC 3339 and Python.
+    messages = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
+    for message in messages:
+        message["timestamp"] = "2026-01-01T00:00:00+18:14"
+    body = {"conversation_id": "c-message-offset", "run_id": "c-message-offset-run", "messages": messages}
+    response = client.post("/api/v1/snapshots", json.dumps(body), content_type="application/json", **key)
+    assert response.status_code == 201, response.content
+    listed = client.get("/api/v1/conversations", **key)
+    assert listed.status_code == 200
