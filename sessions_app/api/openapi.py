@@ -85,6 +85,9 @@ def _post(model: type[BaseModel], summary: str, *success: str, path_params: tupl
     }
 
 
+_JSON_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
 def query_parameters(model: type[BaseModel]) -> list[Json]:
     """One OpenAPI query parameter per field of `model`, its schema the field's own (an optional field's
     non-null branch), its description the field's."""
@@ -97,6 +100,8 @@ def query_parameters(model: type[BaseModel]) -> list[Json]:
         branches = [branch for branch in field_schema.pop("anyOf", ()) if branch != {"type": "null"}]
         if branches:  # `X | None`: a query parameter is given or absent, never null
             field_schema = {**branches[0], **field_schema}
+        # pydantic leaves the bounds of an optional constrained number under their Python names: JSON Schema's here.
+        field_schema = {_JSON_BOUNDS.get(key, key): value for key, value in field_schema.items()}
         if field_schema.get("default", 0) is None:
             del field_schema["default"]
         if field_schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(field_schema):
