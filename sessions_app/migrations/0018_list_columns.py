@@ -8,6 +8,7 @@ def compute_list_columns(apps, schema_editor):
     """The new columns for the rows already stored, as ingest would have kept them (the pure parts are shared:
     sessions_app.transcripts.usage_totals, .prices and list_columns.worst_verdict / run_duration_ms)."""
     from django.db.models import Count, Max, Sum
+    from pydantic import ValidationError
 
     from sessions_app.transcripts.list_columns import one_line, run_duration_ms, worst_verdict
     from sessions_app.transcripts.prices import parse_overrides
@@ -50,7 +51,10 @@ def compute_list_columns(apps, schema_editor):
                 tenant_id=conversation.tenant_id, conversation_id=conversation.pk, role="user", summary_artifact=False
             ).order_by("position").values_list("message__data", flat=True)[:5]
         ):
-            first = one_line(user_prompt_text(load_message(data)))
+            try:
+                first = one_line(user_prompt_text(load_message(data)))
+            except ValidationError:  # a row this version cannot read keeps the preview empty, not the migration
+                continue
             if first:
                 break
         verdict, rank = worst_verdict(
