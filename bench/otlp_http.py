@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ingest import setup  # noqa: E402  (bench/ingest.py: creates the database, migrates)
 
 
-
 def p95(values: Sequence[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -64,16 +63,16 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
         "SESSIONDESK_FOLD_WORKER": "false",
         "DEBUG": "false",
     }
-    log = open(ROOT / "bench" / "out" / "otlp_http-server.log", "ab")  # noqa: SIM115  (the server's lifetime)
+    log = open(ROOT / "bench" / "out" / "otlp_http-server.log", "ab")
     command = [sys.executable, str(ROOT / "manage.py"), "serve", "--bind", f"127.0.0.1:{port}"]
     command += ["--workers", str(workers)]
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)  # noqa: S603
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=2)  # noqa: S310
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=2)
             return server
-        except Exception:  # noqa: BLE001  (not up yet)
+        except Exception:
             if server.poll() is not None:
                 raise SystemExit("the server exited; see bench/out/otlp_http-server.log") from None
             time.sleep(0.5)
@@ -145,9 +144,7 @@ def check_exact(tenant: Any, conversation_id: str, history: list[Any], differenc
         differences.update(name for name in {*stored, *true} if stored.get(name) != true.get(name))
 
 
-def otlp_trial(
-    port: int, mode: str, threads: int, runs: int, sampled: int, differences: set[str]
-) -> list[float]:
+def otlp_trial(port: int, mode: str, threads: int, runs: int, sampled: int, differences: set[str]) -> list[float]:
     """`threads` groups thread `runs` runs each; the last `sampled` runs of each are timed. Returns the samples."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -249,7 +246,9 @@ def main() -> None:
         trials: dict[str, Callable[[set[str]], list[float]]] = {}
         for mode in ("simple", "batch"):
             if f"otlp-{mode}" in parts:
-                trials[f"otlp-{mode} at 40 messages"] = lambda d, m=mode: otlp_trial(args.port, m, args.samples, 10, 1, d)
+                trials[f"otlp-{mode} at 40 messages"] = lambda d, m=mode: otlp_trial(
+                    args.port, m, args.samples, 10, 1, d
+                )
                 trials[f"otlp-{mode} at 1,000 messages"] = lambda d, m=mode: otlp_trial(
                     args.port, m, 1, args.long_runs, args.samples, d
                 )

@@ -1,6 +1,15 @@
-"""Gate 1, round trip: the stored history survives pydantic-ai's ModelMessagesTypeAdapter unchanged. Pure."""
+"""Gate 1, round trip: the stored history survives pydantic-ai's ModelMessagesTypeAdapter unchanged. Pure.
 
+Whether stored bytes survive the adapter depends on the bytes alone (and this process's pydantic-ai), so the
+sha256 of every stored message found clean is kept per process (`CLEAN`, bounded): a run's next snapshot repeats
+its whole history, and only the messages not seen clean before are parsed, dumped and validated back. A message
+with a problem is never kept, so it is examined, and reported, on every audit.
+"""
+
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +19,35 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from sessions_app.audit.digests import sha256_hex
 from sessions_app.audit.gates.context import ROUND_TRIP, AuditContext, Finding, as_items
 from sessions_app.audit.vocabulary import Verdict
+
+
+class CleanMessages:
+    """The sha256 of stored messages that survived the round trip, with how many messages each holds."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._items: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, sha: str) -> int | None:
+        with self._lock:
+            count = self._items.get(sha)
+            if count is not None:
+                self._items.move_to_end(sha)
+            return count
+
+    def keep(self, sha: str, count: int) -> None:
+        with self._lock:
+            self._items[sha] = count
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+CLEAN = CleanMessages()
 
 
 def _without_nulls(value: Any) -> Any:
@@ -64,42 +102,54 @@ def _round_trip_problem(stored: Any) -> str | None:
 
 def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 1: dump with ModelMessagesTypeAdapter, validate back, normalize, hash; compare with the stored."""
-    parsed: list[Any] = []
+    shas = [hashlib.sha256(raw.encode()).hexdigest() for raw in ctx.stored_messages]
+    known = [CLEAN.count(sha) for sha in shas]
+    parsed: dict[int, Any] = {}
     problems: dict[int, str] = {}
+    offsets: dict[int, int] = {}
+    offset = 0
     for index, raw in enumerate(ctx.stored_messages):
+        offsets[index] = offset
+        count = known[index]
+        if count is not None:
+            offset += count
+            continue
         try:
-            parsed.append(as_items(json.loads(raw)))
+            parsed[index] = as_items(json.loads(raw))
+            offset += len(parsed[index])
         except ValueError:
-            parsed.append(None)
             problems[index] = "is not JSON"
-    # Fast path: the whole history in one dump and one validate-back; a message whose dump equals what is
-    # stored needs no normalizing or hashing. Only the others are examined one by one.
-    readable = [index for index, items in enumerate(parsed) if items is not None]
-    items = [item for i in readable for item in parsed[i]]
+    # Fast path: the messages not known clean in one dump and one validate-back; a message whose dump equals what
+    # is stored needs no normalizing or hashing. Only the others are examined one by one.
+    readable = list(parsed)
     try:
-        if len(items) != len(messages):
+        if offset != len(messages):
             raise ValueError("the messages were not loaded from these stored messages")
-        dumped = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
-        if ModelMessagesTypeAdapter.validate_python(dumped) != list(messages):
+        unknown = [message for i in readable for message in messages[offsets[i] : offsets[i] + len(parsed[i])]]
+        dumped = ModelMessagesTypeAdapter.dump_python(unknown, mode="json")
+        if ModelMessagesTypeAdapter.validate_python(dumped) != unknown:
             raise ValueError("the dump does not validate back to the same messages")
     except (ValueError, ValidationError):
         suspects = readable
     else:
-        suspects, offset = [], 0
+        suspects, at = [], 0
         for index in readable:
             count = len(parsed[index])
-            if dumped[offset : offset + count] != parsed[index]:
+            if dumped[at : at + count] != parsed[index]:
                 suspects.append(index)
-            offset += count
+            at += count
     for index in suspects:
         problem = _round_trip_problem(parsed[index])
         if problem:
             problems[index] = problem
+    for index in readable:
+        if index not in problems:
+            CLEAN.keep(shas[index], len(parsed[index]))
     return [
         Finding(
             gate=ROUND_TRIP,
             code=Verdict.ROUND_TRIP_MISMATCH,
-            key=f"round_trip:{sha256_hex(ctx.stored_messages[index])}",
+            key=f"round_trip:{shas[index]}",
             detail=f"Stored message {index} {problem}.",
         )
         for index, problem in sorted(problems.items())
