@@ -401,7 +401,9 @@ def _insert_references(tenant: Tenant, stored: _Stored) -> None:
     """Each fresh snapshot's ordered message references. A client sending its whole history each step makes one
     row per message per snapshot: on PostgreSQL they go as four arrays in one statement, since a model object per
     row cost more than the rest of a 1,000-message snapshot's ingest."""
-    snapshot_ids, positions, message_ids = [], [], []
+    snapshot_ids: list[int] = []
+    positions: list[int] = []
+    message_ids: list[int] = []
     for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True):
         snapshot_ids.extend([snapshot.pk] * len(item.shas))
         positions.extend(range(len(item.shas)))
