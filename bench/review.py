@@ -1,182 +1,61 @@
-"""The conversation list's review clauses as the history grows: `score:NAME>=N`, `label:X` and `sort:NAME`.
+"""Issue 27's review paths on the users' path, as a tenant's history grows: the list's `score:`, `label:` and
+`sort:` clauses, a review queue (fill, take next), the comment search and the conversation page with its scores
+and comments.
 
-    .venv/bin/python bench/review.py [--sizes 10 100 1000 5000] [--requests 30] [--messages-per-run 20] \
-        [--database postgres://root@127.0.0.1:5432/sd_bench_review]
+    flock /tmp/bench.lock .venv/bin/python bench/review.py [--sizes 10 100 1000 5000] [--requests 20] \
+        [--messages-per-run 20] [--database postgres://root@127.0.0.1:5432/bench27] [--port 8127]
 
-One tenant per size (`review-10`, `review-100`, …) in one database, so each is timed beside the others' rows, as
-a tenant is; the list page is timed in each with each clause. Everything is written
-through the product's own doors: runs through `ingest_snapshots` (what POST /api/v1/snapshots calls; each run
-a snapshot of `--messages-per-run` pydantic-ai messages, two runs a conversation), score names through
-`define_score` and scores through `set_score` (what POST /api/v1/scores and the conversation page call), each
-with its audit event. Per conversation: an evaluation key's `helpfulness` (1 to 5) on the conversation and on
-each run, a reviewer's `helpfulness` on a third of them, `escalate` (yes on a tenth, no on a fifth) and a
-`topic` category on half.
+Everything arrives as a user's data does, through the product's doors, with `manage.py serve` (gunicorn, 2 sync
+workers, production settings: DEBUG off, hashed static files, `check --deploy`) answering over HTTP:
+- tenants, members and server keys by `manage.py create_tenant`, `add_member`, `create_api_key`;
+- runs by `manage.py import_sessions` of a JSONL file of API-shaped snapshots (two runs a conversation,
+  `--messages-per-run` pydantic-ai messages a run), one process per tenant;
+- score names by an admin on the settings page (POST /settings/scores/, signed in through /login);
+- scores by POST /api/v1/scores with server keys (an evaluation job's `helpfulness` 1 to 5 on each conversation
+  and one of its runs; a second key's `escalate` yes on a tenth and no on a fifth, and a `topic` on half), four
+  clients at once;
+- comments by the member on the conversation page (POST /c/<id>/comment) on every fifth conversation.
 
-Server time is Django answering in process through the test client (middleware, session and permission checks,
-queries, rendering) after a warm-up pass, as bench/pages.py measures it; "sql" is the part spent in the
-database (summed over the request's queries). A tenant already built is reused (migrations are applied first, so
-a new index is measured on the same rows); `--fresh` drops the database first. Results go to
-bench/results/review.json and print as the table docs/BENCHMARKS.md shows.
+One tenant per size (`review-10`, `review-100`, …) in one database, so each is timed beside the others' rows.
+Each request is a new connection (no keep-alive), timed from the client: wall time, not server time alone. Every
+case is timed `--requests` times after a warm-up. The database is this script's own: dropped and made again.
+Results go to bench/results/review.json and print as the tables docs/BENCHMARKS.md shows.
 """
 
 import argparse
+import http.client
 import json
 import os
 import platform
 import random
+import re
 import statistics
+import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
+DATA = ROOT / "bench" / ".data" / "review"
+PASSWORD = "bench-review-password-27"  # noqa: S105  (a throwaway member of a throwaway database)
 RUNS_PER_CONVERSATION = 2
 TOPICS = ("billing", "shipping", "returns", "other")
-CASES = {
+COMMENT_WORDS = ("refund", "courier", "invoice", "escalated", "duplicate", "address", "warehouse", "tracking")
+LIST_CASES = {
     "list, first page (no clause)": "",
     "list, score:helpfulness>=4": "score:helpfulness>=4",
-    "list, score:helpfulness=1 (rare)": "score:helpfulness=1",
-    "list, label:escalate": "label:escalate",
+    "list, score:helpfulness=1": "score:helpfulness=1",
+    "list, label:escalate (a tenth)": "label:escalate",
     "list, label:billing (a category)": "label:billing",
     "list, sort:helpfulness": "sort:helpfulness",
     "list, sort:helpfulness:asc": "sort:helpfulness:asc",
-    "list, all three: score:helpfulness>=4 label:escalate sort:helpfulness": (
+    "list, score:helpfulness>=4 label:escalate sort:helpfulness": (
         "score:helpfulness>=4 label:escalate sort:helpfulness"
     ),
 }
-
-
-def configure(url: str, fresh: bool) -> None:
-    """bench/pages.py's steps (which cannot be imported here: it puts bench/ first on the path, where
-    bench/masking.py hides the masking package), and `fresh` drops the database first."""
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if fresh:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    import tests.testenv  # noqa: F401  (a SECRET_KEY and plain-HTTP hosts, as the suite runs; DEBUG stays off)
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-
-
-def run_payload(conversation: str, run: int, messages: int, at: datetime) -> dict:
-    from pydantic_ai.messages import (
-        ModelMessagesTypeAdapter,
-        ModelRequest,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-        UserPromptPart,
-    )
-
-    history: list = []
-    turn = 0
-    while len(history) < messages:
-        order = f"ORD-{run:02d}{turn:03d}"
-        call_id = f"{conversation}-{run}-{turn}"
-        history += [
-            ModelRequest(parts=[UserPromptPart(f"Where is order {order} of {conversation}?", timestamp=at)]),
-            ModelResponse(parts=[ToolCallPart("lookup_order", {"order": order}, call_id)], timestamp=at),
-            ModelRequest(parts=[ToolReturnPart("lookup_order", f"{order}: shipped", call_id, timestamp=at)]),
-            ModelResponse(parts=[TextPart(f"Order {order} has shipped.")], timestamp=at),
-        ]
-        turn += 1
-    return {
-        "conversation_id": conversation,
-        "run_id": f"{conversation}-run-{run}",
-        "agent": "support_agent",
-        "state": "complete",
-        "started_at": (at + timedelta(minutes=run)).isoformat(),
-        "messages": json.loads(ModelMessagesTypeAdapter.dump_json(history[:messages])),
-    }
-
-
-def define_scores(tenant) -> None:
-    from sessions_app.review import scores
-    from sessions_app.review.score_values import ScoreKind, ScoreShape
-
-    scores.define_score(tenant, ScoreShape("helpfulness", ScoreKind.NUMERIC, 1, 5), actor="bench")
-    scores.define_score(tenant, ScoreShape("escalate", ScoreKind.BOOLEAN), actor="bench")
-    scores.define_score(tenant, ScoreShape("topic", ScoreKind.CATEGORICAL, categories=TOPICS), actor="bench")
-
-
-def build(tenant, conversations: int, messages: int, rng: random.Random) -> dict:
-    """`conversations` conversations (two runs each) through ingestion, then their scores through set_score."""
-    from sessions_app.ingest.payloads import parse_snapshot
-    from sessions_app.ingest.service import ingest_snapshots
-    from sessions_app.models import Conversation
-    from sessions_app.review import scores
-    from sessions_app.review.targets import Target
-
-    started = time.perf_counter()
-    start = datetime(2026, 11, 1, tzinfo=UTC)
-    names = [f"{tenant.slug}-{n:05d}" for n in range(conversations)]
-    for offset in range(0, len(names), 50):
-        batch = []
-        for n, name in enumerate(names[offset : offset + 50], start=offset):
-            at = start - timedelta(minutes=n * 7)
-            batch += [parse_snapshot(run_payload(name, r, messages, at)) for r in range(RUNS_PER_CONVERSATION)]
-        ingest_snapshots(tenant, batch, source="server", via="api")
-    ingested = time.perf_counter() - started
-    written = 0
-    for conversation in Conversation.objects.filter(tenant=tenant, external_id__in=names).order_by("pk"):
-        marks: list[tuple[Target, str, int | bool | str, str]] = [
-            (Target(), "helpfulness", rng.randint(1, 5), "api-key:evaljob"),
-            *[
-                (
-                    Target(run_id=f"{conversation.external_id}-run-{r}"),
-                    "helpfulness",
-                    rng.randint(1, 5),
-                    "api-key:evaljob",
-                )
-                for r in range(RUNS_PER_CONVERSATION)
-            ],
-        ]
-        if rng.random() < 1 / 3:
-            marks.append((Target(), "helpfulness", rng.randint(1, 5), "user:reviewer"))
-        roll = rng.random()
-        if roll < 0.3:
-            marks.append((Target(), "escalate", roll < 0.1, "user:reviewer"))
-        if rng.random() < 0.5:
-            marks.append((Target(), "topic", rng.choice(TOPICS), "user:reviewer"))
-        for target, name, value, author in marks:
-            scores.set_score(tenant, conversation, target, name, value, author=author)
-        written += len(marks)
-    return {
-        "ingest_s": round(ingested, 1),
-        "scores_s": round(time.perf_counter() - started - ingested, 1),
-        "scores": written,
-    }
-
-
-class SqlTime:
-    """Time spent in the database, summed over the queries it wraps."""
-
-    def __init__(self) -> None:
-        self.ms = 0.0
-
-    def __call__(self, execute, sql, params, many, context):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.ms += (time.perf_counter() - started) * 1000
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -184,133 +63,335 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def time_case(client, url: str, repeat: int) -> dict:
-    from django.db import connection
+def summary(ms: list[float]) -> dict:
+    return {"median_ms": round(statistics.median(ms), 1), "p95_ms": round(percentile(ms, 0.95), 1), "n": len(ms)}
 
-    for _ in range(3):
-        assert client.get(url).status_code == 200, url  # warm-up, and a check the page works
-    wall, sql = [], []
-    for _ in range(repeat):
-        timer = SqlTime()
-        with connection.execute_wrapper(timer):
-            started = time.perf_counter()
-            response = client.get(url)
-            wall.append((time.perf_counter() - started) * 1000)
-        sql.append(timer.ms)
-        assert response.status_code == 200, (url, response.status_code)
+
+class Browser:
+    """One member's cookies over plain http.client (the server sits behind an assumed TLS proxy, so the secure
+    cookies come back on plain HTTP here, as a proxy would pass them)."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, form: dict | None = None, headers: dict | None = None):
+        sent = dict(headers or {})
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        body = None
+        if form is not None:
+            form = {**form, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
+            body = urlencode(form).encode()
+            sent |= {"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://127.0.0.1",
+                     "Referer": "https://127.0.0.1/"}  # fmt: skip
+        status, seconds, response, content = self.server.request(method, path, body, sent)
+        for header, value in response.getheaders():
+            if header.lower() == "set-cookie":
+                name, _, rest = value.partition("=")
+                self.cookies[name] = rest.split(";", 1)[0]
+        return status, seconds, response, content
+
+    def login(self, username: str) -> None:
+        self.request("GET", "/login")
+        status, _, response, _ = self.request("POST", "/login", {"username": username, "password": PASSWORD})
+        if status != 302:
+            raise SystemExit(f"login of {username} answered {status}")
+
+
+class Server:
+    """`manage.py serve` on its own port, as bench/security.py runs it, but reading each response body back."""
+
+    def __init__(self, url: str, port: int) -> None:
+        self.port = port
+        data = DATA / "server"
+        data.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT", "ALLOWED_HOSTS"}}
+        env.update(
+            DATABASE_URL=url, SECRET_KEY="bench-review-" + "k" * 60, ALLOWED_HOSTS="127.0.0.1",
+            BEHIND_PROXY="true", SESSIONDESK_DATA_DIR=str(data), STATIC_ROOT=f"{data}/static",
+        )  # fmt: skip
+        self.log = (DATA / "server.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise SystemExit("the server did not start (bench/.data/review/server.log)")
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        sent = {"X-Forwarded-Proto": "https", "Host": "127.0.0.1", **(headers or {})}
+        started = time.perf_counter()
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        content = response.read()
+        seconds = time.perf_counter() - started
+        conn.close()
+        return response.status, seconds, response, content
+
+    def stop(self) -> None:
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+
+def manage(url: str, *args: str, stdin: str | None = None) -> str:
+    env = {**os.environ, "DATABASE_URL": url, "SECRET_KEY": "bench-review-" + "k" * 60}
+    env.pop("DEBUG", None)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env, input=stdin, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def fresh_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    manage(url, "migrate", "-v", "0")
+
+
+def analyze(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def _message(kind: str, part: dict, at: datetime) -> dict:
+    stamp = at.isoformat().replace("+00:00", "Z")
+    if kind == "request":
+        return {"kind": "request", "parts": [{**part, "timestamp": stamp}]}
+    return {"kind": "response", "parts": [part], "timestamp": stamp}
+
+
+def run_snapshot(conversation: str, run: int, messages: int, at: datetime) -> dict:
+    history: list[dict] = []
+    turn = 0
+    while len(history) < messages:
+        order, call = f"ORD-{run:02d}{turn:03d}", f"{conversation}-{run}-{turn}"
+        history += [
+            _message("request", {"part_kind": "user-prompt", "content": f"Where is order {order}?"}, at),
+            _message(
+                "response",
+                {"part_kind": "tool-call", "tool_name": "lookup_order", "args": {"order": order}, "tool_call_id": call},
+                at,
+            ),  # fmt: skip
+            _message(
+                "request",
+                {
+                    "part_kind": "tool-return",
+                    "tool_name": "lookup_order",
+                    "content": f"{order}: shipped",
+                    "tool_call_id": call,
+                },
+                at,
+            ),  # fmt: skip
+            _message("response", {"part_kind": "text", "content": f"Order {order} has shipped."}, at),
+        ]
+        turn += 1
     return {
-        "median_ms": round(statistics.median(wall), 1),
-        "p95_ms": round(percentile(wall, 0.95), 1),
-        "sql_median_ms": round(statistics.median(sql), 1),
-        "sql_p95_ms": round(percentile(sql, 0.95), 1),
-        "rows": response.content.count(b"<tr data-nav-item"),
+        "conversation_id": conversation,
+        "run_id": f"{conversation}-run-{run}",
+        "agent": "support_agent",
+        "state": "complete",
+        "started_at": (at + timedelta(minutes=run)).isoformat().replace("+00:00", "Z"),
+        "messages": history[:messages],
     }
 
 
-def score_query_work(client, url: str) -> dict:
-    """What the request's queries that read scores cost in the database, by EXPLAIN (ANALYZE, BUFFERS): pages
-    touched (buffers hit or read) count the work itself, which a loaded machine does not change."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
+def build(url: str, server: Server, slug: str, runs: int, messages: int, rng: random.Random) -> dict:
+    conversations = [f"{slug}-{n:05d}" for n in range(max(1, runs // RUNS_PER_CONVERSATION))]
+    manage(url, "create_tenant", slug, "--name", slug)
+    member = f"bench-{slug}"
+    manage(url, "add_member", "--tenant", slug, "--user", member, "--role", "admin", "--password-stdin",
+           stdin=PASSWORD + "\n")  # fmt: skip
+    keys = [
+        manage(url, "create_api_key", "--tenant", slug, "--kind", "server", "--label", label).strip()
+        for label in ("evaljob", "triage")
+    ]
+    started = time.perf_counter()
+    path = DATA / f"{slug}.jsonl"
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    with path.open("w") as handle:
+        for n, conversation in enumerate(conversations):
+            at = start - timedelta(minutes=n * 7)
+            for r in range(RUNS_PER_CONVERSATION):
+                handle.write(json.dumps(run_snapshot(conversation, r, messages, at)) + "\n")
+    manage(url, "import_sessions", "--tenant", slug, str(path))
+    imported = time.perf_counter() - started
 
-    with CaptureQueriesContext(connection) as captured:
-        client.get(url)
-    pages, ms = 0, 0.0
-    for query in captured.captured_queries:
-        if "sessions_app_score" not in query["sql"] or not query["sql"].lstrip().upper().startswith("SELECT"):
-            continue
-        with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query["sql"])
-            plan = cursor.fetchone()[0]
-        plan = json.loads(plan)[0] if isinstance(plan, str) else plan[0]
-        pages += plan["Plan"]["Shared Hit Blocks"] + plan["Plan"]["Shared Read Blocks"]
-        ms += plan["Execution Time"]
-    return {"score_queries_pages": pages, "score_queries_ms": round(ms, 2)}
+    browser = Browser(server)
+    browser.login(member)
+    for form in (
+        {"name": "helpfulness", "kind": "numeric", "minimum": "1", "maximum": "5"},
+        {"name": "escalate", "kind": "boolean"},
+        {"name": "topic", "kind": "categorical", "categories": ",".join(TOPICS)},
+    ):
+        status = browser.request("POST", "/settings/scores/", form)[0]
+        if status not in (200, 302):
+            raise SystemExit(f"defining {form['name']} answered {status}")
+
+    started = time.perf_counter()
+    posts: list[tuple[str, dict]] = []
+    for conversation in conversations:
+        posts.append((keys[0], {"conversation_id": conversation, "name": "helpfulness", "value": rng.randint(1, 5)}))
+        posts.append((keys[0], {"conversation_id": conversation, "run_id": f"{conversation}-run-{rng.randint(0, 1)}",
+                                "name": "helpfulness", "value": rng.randint(1, 5)}))  # fmt: skip
+        roll = rng.random()
+        if roll < 0.3:
+            posts.append((keys[1], {"conversation_id": conversation, "name": "escalate", "value": roll < 0.1}))
+        if rng.random() < 0.5:
+            posts.append((keys[1], {"conversation_id": conversation, "name": "topic", "value": rng.choice(TOPICS)}))
+
+    def post(item: tuple[str, dict]) -> int:
+        key, body = item
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        return server.request("POST", "/api/v1/scores", json.dumps(body).encode(), headers)[0]
+
+    with ThreadPoolExecutor(4) as pool:
+        statuses = list(pool.map(post, posts))
+    if set(statuses) != {201}:
+        raise SystemExit(f"score posts answered {sorted(set(statuses))}")
+    scored = time.perf_counter() - started
+
+    started = time.perf_counter()
+    commented = conversations[::5]
+    for n, conversation in enumerate(commented):
+        body = f"Checked with the {rng.choice(COMMENT_WORDS)} team: {rng.choice(COMMENT_WORDS)} case {n}."
+        status = browser.request("POST", f"/c/{conversation}/comment", {"body": body})[0]
+        if status != 302:
+            raise SystemExit(f"comment on {conversation} answered {status}")
+    return {
+        "import_sessions_s": round(imported, 1),
+        "score_posts": len(posts),
+        "score_posts_s": round(scored, 1),
+        "comments": len(commented),
+        "comments_s": round(time.perf_counter() - started, 1),
+        "browser": browser,
+        "conversations": conversations,
+    }
 
 
-def member_client(tenant):  # an admin of this tenant only, so the list shows its rows
-    from django.contrib.auth import get_user_model
-    from django.test import Client
+def time_get(browser: Browser, path: str, repeat: int) -> dict:
+    for _ in range(2):
+        status = browser.request("GET", path)[0]
+        if status != 200:
+            raise SystemExit(f"GET {path} answered {status}")
+    ms = []
+    for _ in range(repeat):
+        status, seconds, _, content = browser.request("GET", path)
+        assert status == 200, (path, status)
+        ms.append(seconds * 1000)
+    # What the page found: list rows, or the comment search's hits (each links its conversation).
+    return summary(ms) | {"rows": content.count(b"<tr data-nav-item"), "bytes": len(content)}
 
-    from sessions_app.models import Membership
 
-    user, _ = get_user_model().objects.get_or_create(username=f"bench-{tenant.slug}")
-    Membership.objects.get_or_create(tenant=tenant, user=user, defaults={"role": "admin"})
-    client = Client()
-    client.force_login(user)
-    return client
+def time_queue(browser: Browser, slug: str, repeat: int) -> dict:
+    """Fill a queue from the list filtered by `label:escalate` (POST /queues/new), then take the next item
+    (POST /queues/<pk>/next) `repeat` times: each take finds the reviewer's taken item, so the item is marked
+    done first and the next take takes a new one."""
+    fill, take, done = [], [], []
+    source = "/conversations/?q=" + quote("score:helpfulness>=2 sort:helpfulness")
+    queue = ""
+    for n in range(max(3, repeat // 4)):
+        status, seconds, response, _ = browser.request("POST", "/queues/new", {"name": f"q{n}", "source": source})
+        assert status == 302, status
+        fill.append(seconds * 1000)
+        queue = response.getheader("Location")
+    for _ in range(repeat):
+        status, seconds, response, _ = browser.request("POST", f"{queue}next", {})
+        assert status == 302, status
+        take.append(seconds * 1000)
+        item = re.search(r"review_item=(\d+)", response.getheader("Location") or "")
+        if not item:
+            break
+        status, seconds, _, _ = browser.request("POST", f"/queues/items/{item[1]}/done", {})
+        done.append(seconds * 1000)
+    return {
+        "queue, fill from a list filter (up to 500 items)": summary(fill),
+        "queue, take next": summary(take),
+        "queue, mark done": summary(done),
+        "queue, its page": time_get(browser, queue, repeat),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_review")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 5000], help="runs in the tenant")
+    parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/bench27")
+    parser.add_argument("--port", type=int, default=8127)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 5000], help="runs per tenant")
     parser.add_argument("--messages-per-run", type=int, default=20)
-    parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--seed", type=int, default=27)
-    parser.add_argument("--fresh", action="store_true", help="drop the database and build every tenant anew")
+    parser.add_argument("--keep", action="store_true", help="time the tenants already built (after a code change)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "review.json"))
     args = parser.parse_args()
-    configure(args.database, args.fresh)
-
-    from django.db import connection
-
-    from sessions_app.models import Conversation, Run, Score, Tenant, TranscriptEntry
-
+    DATA.mkdir(parents=True, exist_ok=True)
+    if not args.keep:
+        fresh_database(args.database)
     report: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "database": f"PostgreSQL {connection.cursor().connection.info.server_version}",
+        "path": "manage.py serve (gunicorn, 2 workers) over HTTP; data by import_sessions and the HTTP doors",
         "load_average_at_start": os.getloadavg(),
         "sizes": [],
     }
-    for runs in args.sizes:
-        slug = f"review-{runs}"
-        tenant = Tenant.objects.filter(slug=slug).first()
-        built: dict = {}
-        if tenant is None:
-            conversations = max(1, runs // RUNS_PER_CONVERSATION)
-            print(f"building {slug}: {runs} runs ({conversations} conversations) …", flush=True)
-            tenant = Tenant.objects.create(slug=slug, name=slug)
-            define_scores(tenant)
-            built = build(tenant, conversations, args.messages_per_run, random.Random(args.seed + runs))
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
-        client = member_client(tenant)
-        size: dict = {
-            "runs": Run.objects.filter(tenant=tenant).count(),
-            "conversations": Conversation.objects.filter(tenant=tenant).count(),
-            "messages": TranscriptEntry.objects.filter(tenant=tenant).count(),
-            "scores": Score.objects.filter(tenant=tenant).count(),
-            "build": built,
-            "load_average": os.getloadavg(),
-            "results": {},
-        }
-        for name, query in CASES.items():
-            url = "/conversations/" + (f"?q={quote(query)}" if query else "")
-            size["results"][name] = time_case(client, url, args.requests) | score_query_work(client, url)
-            print(f"  {name}: {size['results'][name]}", flush=True)
-        size["load_average_after"] = os.getloadavg()
-        report["sizes"].append(size)
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=2))
-
-    head = " | ".join(f"{s['runs']:,} runs" for s in report["sizes"])
-    print(f"\nscore queries: pages touched / execution ms (EXPLAIN ANALYZE)\n| case | {head} |")
-    for name in CASES:
-        cells = " | ".join(
-            f"{r['score_queries_pages']} / {r['score_queries_ms']}"
-            for r in (s["results"][name] for s in report["sizes"])
-        )
+    server = Server(args.database, args.port)
+    try:
+        for runs in args.sizes:
+            slug = f"review-{runs}"
+            if args.keep:
+                built = {"browser": Browser(server), "conversations": [f"{slug}-00000"]}
+                built["browser"].login(f"bench-{slug}")
+            else:
+                print(f"building {slug}: {runs} runs …", flush=True)
+                built = build(args.database, server, slug, runs, args.messages_per_run,
+                              random.Random(args.seed + runs))  # fmt: skip
+            browser, conversations = built.pop("browser"), built.pop("conversations")
+            analyze(args.database)
+            size: dict = {"runs": runs, "messages": runs * args.messages_per_run, "build": built,
+                          "load_average": os.getloadavg(), "results": {}}  # fmt: skip
+            cases = {name: "/conversations/" + (f"?q={quote(q)}" if q else "") for name, q in LIST_CASES.items()}
+            cases["comment search, a common word"] = "/comments/?q=refund"
+            cases["comment search, a word in no comment"] = "/comments/?q=zeppelin"
+            cases["conversation page with its scores and comments"] = f"/c/{conversations[0]}/"
+            for name, path in cases.items():
+                size["results"][name] = time_get(browser, path, args.requests)
+                print(f"  {name}: {size['results'][name]}", flush=True)
+            for name, result in time_queue(browser, slug, args.requests).items():
+                size["results"][name] = result
+                print(f"  {name}: {result}", flush=True)
+            size["load_average_after"] = os.getloadavg()
+            report["sizes"].append(size)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(report, indent=2))
+    finally:
+        server.stop()
+    head = " | ".join(f"{s['runs']:,} runs ({s['messages']:,} msgs)" for s in report["sizes"])
+    print(f"\nmedian / p95 ms over HTTP\n| case | {head} |\n| --- |" + " ---: |" * len(report["sizes"]))
+    for name in report["sizes"][0]["results"]:
+        cells = " | ".join(f"{s['results'][name]['median_ms']} / {s['results'][name]['p95_ms']}"
+                           for s in report["sizes"])  # fmt: skip
         print(f"| {name} | {cells} |")
-    head = " | ".join(f"{s['runs']:,} runs ({s['messages']:,} msgs, {s['scores']:,} scores)" for s in report["sizes"])
-    print(f"\nmedian / p95 ms (sql median)\n| case | {head} |\n| --- |" + " ---: |" * len(report["sizes"]))
-    for name in CASES:
-        cells = " | ".join(
-            f"{r['median_ms']} / {r['p95_ms']} ({r['sql_median_ms']})"
-            for r in (s["results"][name] for s in report["sizes"])
-        )
-        print(f"| {name} | {cells} |")
+    loads = " | ".join(f"{s['load_average'][0]:.1f}" for s in report["sizes"])
+    print(f"| load average (1 min) at the start | {loads} |")
 
 
 if __name__ == "__main__":

@@ -43,3 +43,12 @@ def test_only_the_narrowed_conversations_are_sorted(tenant):
     qs = Conversation.objects.filter(tenant=tenant, external_id__in=["a", "c", "e"])
     pks = scores.sorted_by_score(qs, tenant, parse_review_query("sort:helpfulness"), 50)
     assert [Conversation.objects.get(pk=pk).external_id for pk in pks] == ["a", "c", "e"]
+
+
+@pytest.mark.parametrize("limit", [4, 5, 50])
+def test_a_walk_that_reads_too_few_conversations_groups_the_narrowed_ones_instead(tenant, monkeypatch, limit):
+    """One value read per row of the page: "d"'s eight values fill the read before a page is found, so the
+    best values are grouped over the conversations instead, in the same order."""
+    monkeypatch.setattr(scores, "WALK_ROWS_PER_ROW", 1)
+    assert _sorted(tenant, "sort:helpfulness", limit) == ["b", "a", "d", "c", "e"][:limit]
+    assert _sorted(tenant, "sort:helpfulness:asc", limit) == ["c", "a", "d", "b", "e"][:limit]
