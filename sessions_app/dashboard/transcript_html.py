@@ -194,12 +194,12 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         return _summary_artifact(message)
     p = message.position
     classes = f"msg {_e_repeated(message.role)}"
+    if p == options.highlighted:
+        classes += " hit"
     if message.only_paired_results:
         classes += " folded note"
     if message.recovered_from_compaction:
         classes += " recovered"
-    if p == options.highlighted:
-        classes += " hit"
     role_label = _e_repeated(message.role_label)
     head = [f'<span class="role">{role_label}</span>', f"<span>#{p}</span>"]
     if message.timestamp:
