@@ -37,7 +37,8 @@ def _open(page, login, path: str, user: str):
 
 
 def _open_runs(page):
-    page.locator("#runs > summary").click()
+    if page.locator("#runs > summary").count():  # (the page before issue 26 had no panel: its timeline loaded)
+        page.locator("#runs > summary").click()
     expect(page.get_by_role("table", name="Runs, steps and tool calls over time")).to_be_visible()
 
 
