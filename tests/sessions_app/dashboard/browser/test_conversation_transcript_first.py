@@ -25,7 +25,7 @@ def demo(transactional_db, live_server, monkeypatch):
     with ThreadPoolExecutor(max_workers=1) as pool:
         payloads = pool.submit(scenarios.demo_payloads, 3).result()
     monkeypatch.setattr(scenarios, "demo_payloads", lambda count: payloads)
-    with open(os.devnull, "w") as quiet:  # noqa: PTH123
+    with open(os.devnull, "w") as quiet:
         call_command("seed_demo", conversations=3, stdout=quiet)
 
 
