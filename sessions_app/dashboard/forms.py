@@ -218,6 +218,13 @@ class InvitationSignupForm(UserCreationForm[User]):
     def validate_unique(self) -> None:
         """Looked at in `_post_clean`, after everything else."""
 
+    def validate_password_for_user(self, user: User, password_field_name: str = "password2") -> None:  # noqa: S107  # a field name
+        """The validators judge the password itself, so what they say goes under "Password", not under its
+        confirmation (Django's default field; B13). Only once the two agree: a mismatch is said on its own."""
+        if self.cleaned_data.get("password2"):
+            # The mixin's method is absent from the stubs.
+            super().validate_password_for_user(user, password_field_name="password1")  # type: ignore[misc]  # noqa: S106
+
     def _post_clean(self) -> None:
         super()._post_clean()  # type: ignore[misc]  # ModelForm's hook (password validation), absent from the stubs
         username = self.cleaned_data.get("username")

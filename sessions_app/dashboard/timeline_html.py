@@ -29,6 +29,19 @@ STEP_ROWS = 120
 RUN_ROWS = 60
 
 
+# What the runs panel may take above the transcript, open, before it would push the first message below the fold
+# of a 900-px window (the page head and the transcript's own bar take the rest); a larger timeline starts folded.
+OPEN_BUDGET_PX = 420
+RUN_ROW_PX = 95  # a run's row: id, badges, agent, times and links on two or three lines
+STEP_ROW_PX = 40  # a step or tool call: one line
+TABLE_PX = 110  # totals line, header and footer
+
+
+def opens_by_default(runs: int, steps: int, tool_calls: int) -> bool:
+    """Whether the runs panel starts open: only when its timeline fits above the first message."""
+    return TABLE_PX + runs * RUN_ROW_PX + (steps + tool_calls) * STEP_ROW_PX <= OPEN_BUDGET_PX
+
+
 @dataclass(frozen=True)
 class TimelineOptions:
     verdicts: dict[int, str]  # run pk → verdict
@@ -78,15 +91,49 @@ def _usage_cells(usage: Usage) -> str:
     )
 
 
-def _bar(timeline: ConversationTimeline, start: datetime | None, end: datetime | None, kind: str) -> str:
-    x, width = timeline.bar(start, end)
+def _bar(
+    axis: ConversationTimeline | RunTimeline, start: datetime | None, end: datetime | None, kind: str, label: str = ""
+) -> str:
+    """A span on its axis: runs on the conversation's, steps, tool calls and reviews on their run's own."""
+    x, width = axis.bar(start, end)
     if not width:
         return '<td class="bar"></td>'
     return (
         f'<td class="bar"><svg viewBox="0 0 1000 10" preserveAspectRatio="none" role="img" '
-        f'aria-label="{esc(duration(_seconds(start, end)))}"><rect class="{kind}" x="{x}" y="1" width="{width}" '
-        'height="8"></rect></svg></td>'
+        f'aria-label="{esc(label or duration(_seconds(start, end)))}"><rect class="{kind}" x="{x}" y="1" '
+        f'width="{width}" height="8"></rect></svg></td>'
     )
+
+
+def _run_bar(timeline: ConversationTimeline, run: RunTimeline) -> str:
+    if not run.open_ended:
+        return _bar(timeline, run.started_at, run.ended_at, "run")
+    # No end recorded: drawn to the end of the axis (which its last stamp does not stretch) and marked open.
+    return _bar(
+        timeline,
+        run.started_at,
+        timeline.axis_end,
+        "run open",
+        "open-ended: still running, no end recorded; clipped at the end of the axis after "
+        f"{duration(_seconds(run.started_at, run.work_ended_at))} of known work",
+    )
+
+
+def _run_duration(run: RunTimeline) -> str:
+    if not run.open_ended:
+        return duration(run.seconds)
+    work = f"{duration(_seconds(run.started_at, run.work_ended_at))} of steps" if run.steps else "no steps"
+    return (
+        '<span class="badge warn" title="Still running with no end recorded; the waterfall clips it">open</span>'
+        f'<div class="small muted">{work}</div>'
+    )
+
+
+def _run_span(run: RunTimeline) -> str:
+    if not run.open_ended:
+        return span_label(run.started_at, run.ended_at)
+    # Its last stamp is no end (a part stamped when it was stored, months later): say so instead of a span.
+    return f"{span_label(run.started_at, None)} → no end recorded"
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
@@ -94,7 +141,8 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 def _step_rows(run: RunTimeline) -> int:
-    return len(run.steps) + sum(len(step.tools) + sum(len(t.reviews) for t in step.tools) for step in run.steps)
+    tools = sum(len(step.tools) + sum(len(t.reviews) for t in step.tools) for step in run.steps)
+    return len(run.steps) + tools + len(run.interrupted)
 
 
 def _plural(n: int, word: str) -> str:
@@ -102,7 +150,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _fold_link(run: RunTimeline) -> str:
-    tools = sum(len(step.tools) for step in run.steps)
+    tools = sum(len(step.tools) for step in run.steps) + len(run.interrupted)
     text = _plural(len(run.steps), "step") + (f", {_plural(tools, 'tool call')}" if tools else "")
     return (
         f' · <a class="fold" href="?steps={esc(quote(run.run.run_id, safe=""))}#run-{run.run.pk}">Show its {text}</a>'
@@ -130,31 +178,33 @@ def _run_row(timeline: ConversationTimeline, run: RunTimeline, options: Timeline
         f'<a class="mono" href="/r/{esc(quoted)}/" title="{esc(facts.run_id)}">{esc(facts.run_id)}</a> '
         f'<button type="button" class="secondary small" data-copy="{esc(facts.run_id)}" hidden>Copy id</button>'
         f'{badges}<div class="small muted">{esc(facts.agent_name or "(no agent name)")}{parent} · '
-        f"{span_label(run.started_at, run.ended_at)}{links}{_fold_link(run) if folded else ''}</div></th>"
-        f'<td class="small">{esc(", ".join(run.models) or "—")}</td><td class="num">{duration(run.seconds)}</td>'
-        f"{_usage_cells(run.usage)}{_bar(timeline, run.started_at, run.ended_at, 'run')}</tr>"
+        f"{_run_span(run)}{links}{_fold_link(run) if folded else ''}</div></th>"
+        f'<td class="small">{esc(", ".join(run.models) or "—")}</td><td class="num">{_run_duration(run)}</td>'
+        f"{_usage_cells(run.usage)}{_run_bar(timeline, run)}</tr>"
     )
 
 
-def _step_row(timeline: ConversationTimeline, run: RunTimeline, number: int, step: Step) -> str:
+def _step_row(run: RunTimeline, number: int, step: Step) -> str:
     return (
         f'<tr class="step depth-{run.depth}"><th scope="row" class="small">Step {number} · '
         f'<a href="#m-{step.position}">#{step.position}</a> · {_time(step.ended_at, "%H:%M:%S")}</th>'
         f'<td class="small mono">{esc(step.model_name or "—")}</td><td class="num">{duration(step.seconds)}</td>'
-        f"{_usage_cells(step.usage)}{_bar(timeline, step.started_at, step.ended_at, 'step')}</tr>"
+        f"{_usage_cells(step.usage)}{_bar(run, step.started_at, step.ended_at, 'step')}</tr>"
     )
 
 
-def _tool_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan) -> str:
-    tone = "bad" if tool.status in ("no result", "failed", "started") else "plain"
+def _tool_row(run: RunTimeline, tool: ToolSpan) -> str:
+    tone = "bad" if tool.status in ("no result", "failed", "started", "interrupted") else "plain"
     result = ""
     if tool.result_position is not None:
         result = f' · <a href="#m-{tool.result_position}">result #{tool.result_position}</a>'
+    elif tool.anchor:
+        result = f' · <a href="#{esc(tool.anchor)}">in place</a> (only a snapshot holds it)'
     return (
         f'<tr class="tool depth-{run.depth}"><th scope="row" class="small">Tool <code>{esc(tool.tool_name)}</code> '
         f'<span class="badge {tone}">{esc(tool.status)}</span>{result}</th><td></td>'
         f'<td class="num">{duration(tool.seconds)}</td><td></td><td></td><td class="optional"></td>'
-        f"{_bar(timeline, tool.started_at, tool.ended_at, 'tool')}</tr>"
+        f"{_bar(run, tool.started_at, tool.ended_at, 'tool')}</tr>"
     )
 
 
@@ -163,7 +213,7 @@ REVIEW_LABELS = {"approval_review": "Approval review", "judge": "Judge"}
 REVIEW_TONES = {"approve": "ok", "allow": "ok", "ask": "warn", "deny": "bad", "block": "bad"}
 
 
-def _review_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan, review: ReviewFacts) -> str:
+def _review_row(run: RunTimeline, tool: ToolSpan, review: ReviewFacts) -> str:
     label = REVIEW_LABELS.get(review.kind, review.kind)
     decision = review.decision or "no decision"
     confidence = f" · confidence {review.confidence:.2f}" if review.confidence is not None else ""
@@ -173,7 +223,16 @@ def _review_row(timeline: ConversationTimeline, run: RunTimeline, tool: ToolSpan
         f'<code>{esc(tool.tool_name)}</code> <span class="badge {REVIEW_TONES.get(review.decision, "plain")}">'
         f"{esc(decision)}</span>{confidence}{failed}</th><td></td>"
         f'<td class="num">{duration(review.seconds)}</td><td></td><td></td><td class="optional"></td>'
-        f"{_bar(timeline, review.started_at, review.ended_at, 'tool')}</tr>"
+        f"{_bar(run, review.started_at, review.ended_at, 'tool')}</tr>"
+    )
+
+
+def _open_note(timeline: ConversationTimeline) -> str:
+    if not timeline.open_runs:
+        return ""
+    return (
+        f' · <span class="badge warn">{_plural(timeline.open_runs, "open-ended run")}</span> still running with no '
+        "end recorded, clipped at the last known step"
     )
 
 
@@ -195,10 +254,11 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
             continue
         budget = max(0, budget - needed)
         for number, step in enumerate(run.steps, start=1):
-            rows.append(_step_row(timeline, run, number, step))
+            rows.append(_step_row(run, number, step))
             for tool in step.tools:
-                rows.append(_tool_row(timeline, run, tool))
-                rows.extend(_review_row(timeline, run, tool, review) for review in tool.reviews)
+                rows.append(_tool_row(run, tool))
+                rows.extend(_review_row(run, tool, review) for review in tool.reviews)
+        rows.extend(_tool_row(run, tool) for tool in run.interrupted)
     hidden = len(timeline.runs) - len(shown)
     if hidden:
         rows.append(
@@ -210,17 +270,18 @@ def render_timeline(timeline: ConversationTimeline, options: TimelineOptions) ->
         f"{timeline.step_count} model step{'s' if timeline.step_count != 1 else ''} · tokens: "
         f"<strong>{tokens(total.input)}</strong> input, <strong>{tokens(total.output)}</strong> output, "
         f"<strong>{tokens(total.cache_read)}</strong> cache read · "
-        f"{span_label(timeline.started_at, timeline.ended_at)}</p>"
+        f"{span_label(timeline.started_at, timeline.axis_end)}{_open_note(timeline)}</p>"
     )
     table = (
         '<div class="table-wrap"><table class="waterfall" aria-label="Runs, steps and tool calls over time">'
         '<thead><tr><th scope="col">Run, step or tool call</th><th scope="col">Model</th>'
         '<th scope="col" class="num">Duration</th><th scope="col" class="num">Input</th>'
         '<th scope="col" class="num">Output</th><th scope="col" class="num optional">Cache read</th>'
-        '<th scope="col" class="bar">Waterfall</th></tr></thead><tbody>'
+        '<th scope="col" class="bar">Waterfall <span class="small muted">(runs on the conversation\'s time, '
+        "steps on their run's)</span></th></tr></thead><tbody>"
         + "".join(rows)
         + '</tbody><tfoot><tr><th scope="row">Conversation total</th><td></td>'
-        f'<td class="num">{duration(_seconds(timeline.started_at, timeline.ended_at))}</td>'
+        f'<td class="num">{duration(timeline.axis_seconds)}{" + open" if timeline.open_runs else ""}</td>'
         f"{_usage_cells(total)}<td></td></tr></tfoot></table></div>"
     )
     return mark_safe(summary + table)  # noqa: S308  # every stored value above went through _e

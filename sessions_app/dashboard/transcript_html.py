@@ -7,6 +7,8 @@ The page around the messages stays a template (conversation.html), which include
 """
 
 import functools
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +20,7 @@ from sessions_app.dashboard.markup import esc
 from sessions_app.transcripts.transcript_layout import MessageView, PartView
 
 _BADGE_RECOVERED = (
-    '<span class="badge info" title="Compaction removed this from the live history; recovered from an earlier '
+    '<span class="badge info note" title="Compaction removed this from the live history; recovered from an earlier '
     'snapshot">recovered from compaction</span>'
 )
 _NO_RESULT = (
@@ -81,6 +83,50 @@ def _time(value: datetime | None) -> str:
     return f'<time datetime="{iso}">{iso[:10]} {iso[11:19]}</time>'
 
 
+# JSON shown open up to this many lines; a longer one starts folded (its summary says how long it is).
+JSON_OPEN_LINES = 12
+_FENCE = re.compile(r"^```[^\n`]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def prose(text: str) -> str:
+    """Message text in the body font, with fenced code blocks (```) in monospace."""
+    pieces: list[str] = []
+    at = 0
+    for fence in _FENCE.finditer(text):
+        if before := text[at : fence.start()].strip("\n"):
+            pieces.append(f'<p class="prose">{esc(before)}</p>')
+        pieces.append(f'<pre class="code"><code>{esc(fence.group(1).rstrip(chr(10)))}</code></pre>')
+        at = fence.end()
+    if rest := text[at:].strip("\n") if pieces else text:
+        pieces.append(f'<p class="prose">{esc(rest)}</p>')
+    return "".join(pieces) or '<p class="prose"></p>'
+
+
+def json_block(text: str, what: str) -> str:
+    """Tool arguments or a result: JSON pretty-printed in monospace, in a block that folds (closed when long);
+    other text as prose."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict | list):
+            pretty = json.dumps(value, indent=2, ensure_ascii=False)
+            lines = pretty.count("\n") + 1
+            size = (
+                f"{len(value)} key{'' if len(value) == 1 else 's'}"
+                if isinstance(value, dict)
+                else (f"{len(value)} item{'' if len(value) == 1 else 's'}")
+            )
+            opened = " open" if lines <= JSON_OPEN_LINES else ""
+            return (
+                f'<details class="json"{opened}><summary>{what} · JSON, {size}, {lines} lines</summary>'
+                f"<pre>{esc(pretty)}</pre></details>"
+            )
+    return prose(text)
+
+
 def _short(text: str, length: int) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
@@ -90,7 +136,7 @@ def _part(part: PartView, message: MessageView) -> str:
         call_class = ' class="repair"' if part.dangling else ""
         call = (
             f'<div{call_class}><span class="label">Tool call <code>{esc(part.tool_name)}</code></span>'
-            f"<pre>{esc(part.text)}</pre></div>"
+            f"{json_block(part.text, 'arguments')}</div>"
         )
         if part.result is None:
             return f'<div class="toolpair">{call}{_NO_RESULT}</div>'
@@ -105,7 +151,7 @@ def _part(part: PartView, message: MessageView) -> str:
             note = ' · <strong>repair: synthesized "interrupted" return</strong> (the tool may or may not have run)'
         return (
             f'<div class="toolpair">{call}<div{result_class}><span class="label">Result{link}{note}</span>'
-            f"<pre>{esc(result.text)}</pre></div></div>"
+            f"{json_block(result.text, 'result')}</div></div>"
         )
     if part.kind == "tool_result":
         if part.orphan:
@@ -117,10 +163,10 @@ def _part(part: PartView, message: MessageView) -> str:
         if part.paired_with is None:
             return (
                 f'<div class="part"><span class="small muted">Result of <code>{esc(part.tool_name)}</code></span>'
-                f"<pre>{esc(part.text)}</pre></div>"
+                f"{json_block(part.text, 'result')}</div>"
             )
         return (
-            f'<p class="small muted">Result of <code>{esc(part.tool_name)}</code> shown beside its call at '
+            f'<p class="small muted note">Result of <code>{esc(part.tool_name)}</code> shown beside its call at '
             f'<a href="#m-{part.paired_with}">#{part.paired_with}</a>.</p>'
         )
     if part.kind == "reasoning":
@@ -131,7 +177,7 @@ def _part(part: PartView, message: MessageView) -> str:
     if part.kind == "media":
         return f'<p class="part small muted">{esc(part.text)}</p>'
     label = f'<span class="small muted">{esc(part.role.capitalize())}</span>' if part.role != message.role else ""
-    return f'<div class="part">{label}<pre>{esc(part.text)}</pre></div>'
+    return f'<div class="part">{label}{prose(part.text)}</div>'
 
 
 def _summary_artifact(message: MessageView) -> str:
@@ -148,10 +194,12 @@ def render_message(message: MessageView, options: RenderOptions) -> str:
         return _summary_artifact(message)
     p = message.position
     classes = f"msg {_e_repeated(message.role)}"
-    if message.only_paired_results:
-        classes += " folded"
     if p == options.highlighted:
         classes += " hit"
+    if message.only_paired_results:
+        classes += " folded note"
+    if message.recovered_from_compaction:
+        classes += " recovered"
     role_label = _e_repeated(message.role_label)
     head = [f'<span class="role">{role_label}</span>', f"<span>#{p}</span>"]
     if message.timestamp:
@@ -220,7 +268,7 @@ def render_compaction(mark: CompactionMark) -> str:
         mark.tokens_before, mark.tokens_after, "tokens", "~"
     )
     return (
-        f'<aside class="compaction-mark" id="{esc(mark.anchor)}" aria-label="Compaction boundary">'
+        f'<aside class="compaction-mark note" id="{esc(mark.anchor)}" aria-label="Compaction boundary">'
         f'<span class="badge info">compaction</span> <strong>{esc(mark.strategy or "unnamed strategy")}</strong>'
         f'{counts} <span class="mono small" title="{esc(mark.run_id)}">{esc(_short(mark.run_id, 16))}</span>'
         '<span class="small muted"> · the live history was compacted here; the messages above it that it dropped '

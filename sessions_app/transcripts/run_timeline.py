@@ -92,6 +92,18 @@ class ToolSpan(_Timed):
     ended_at: datetime | None = None
     result_position: int | None = None
     reviews: Sequence[ReviewFacts] = ()  # approval reviews and judgements of the call
+    anchor: str = ""  # an interrupted call only a snapshot holds: its in-place mark on the conversation page
+
+
+@dataclass(frozen=True)
+class InterruptedCall:
+    """A call the run made and never got a result for, held only by an interrupted snapshot (so no transcript
+    message carries it): the timeline lists it under its run, linked to its in-place mark."""
+
+    run_id: str
+    tool_name: str
+    anchor: str
+    effect: EffectFacts | None = None  # the ledger's entry for it, when the harness wrote one
 
 
 @dataclass
@@ -113,10 +125,41 @@ class RunTimeline(_Timed):
     usage: Usage = field(default_factory=Usage)
     children: list["RunTimeline"] = field(default_factory=list)
     depth: int = 0
+    interrupted: list[ToolSpan] = field(default_factory=list)  # calls only an interrupted snapshot holds
 
     @property
     def models(self) -> list[str]:
         return sorted({s.model_name for s in self.steps if s.model_name})
+
+    @property
+    def open_ended(self) -> bool:
+        """Still "running" with no end recorded: its last known time may be far from its work (a part stamped
+        when it was stored, or a run left open for months), so the waterfall clips it and marks it."""
+        return self.run.state == "running" and self.run.finished_at is None
+
+    @property
+    def work_ended_at(self) -> datetime:
+        """The end of what the run is known to have done: its steps, tool calls and reviews; its start if none."""
+        ends = [self.started_at]
+        for step in self.steps:
+            ends.extend(t for t in (step.ended_at, step.started_at) if t is not None)
+            for tool in step.tools:
+                ends.extend(t for t in (tool.ended_at, tool.started_at) if t is not None)
+                ends.extend(t for r in tool.reviews for t in (r.ended_at, r.started_at) if t is not None)
+        ends.extend(t for tool in self.interrupted for t in (tool.ended_at, tool.started_at) if t is not None)
+        return max(ends)
+
+    @property
+    def axis_end(self) -> datetime:
+        """Where the run's own scale ends: its end, or for an open-ended run the end of its known work."""
+        if self.open_ended or self.ended_at is None:
+            return self.work_ended_at
+        return max(self.ended_at, self.started_at)
+
+    def bar(self, start: datetime | None, end: datetime | None, scale: int = 1000) -> tuple[int, int]:
+        """Where a step, tool call or review sits on its run's own time axis (each run scaled to itself, so a
+        run's 7-s steps stay readable beside a run hours long)."""
+        return _place(self.started_at, self.axis_end, start, end, scale)
 
 
 @dataclass
@@ -126,16 +169,36 @@ class ConversationTimeline:
     ended_at: datetime | None
     usage: Usage
     step_count: int
+    # The end of the conversation's time axis: its runs' ends, open-ended runs counted to their known work only.
+    axis_end: datetime | None = None
 
     def bar(self, start: datetime | None, end: datetime | None, scale: int = 1000) -> tuple[int, int]:
-        """Where a span sits on the conversation's time axis, as (x, width) in 0..scale (width at least 1)."""
-        if start is None or self.started_at is None or self.ended_at is None:
+        """Where a span sits on the conversation's time axis, as (x, width) in 0..scale (width at least 1); a span
+        past the axis end (an open-ended run) is clipped at it."""
+        if self.started_at is None:
             return 0, 0
-        span = (self.ended_at - self.started_at).total_seconds() or 1.0
-        x = round((start - self.started_at).total_seconds() / span * scale)
-        x = min(max(x, 0), scale - 1)
-        width = round(((end or start) - start).total_seconds() / span * scale)
-        return x, max(1, min(width, scale - x))
+        return _place(self.started_at, self.axis_end or self.ended_at or self.started_at, start, end, scale)
+
+    @property
+    def open_runs(self) -> int:
+        return sum(1 for run in self.runs if run.open_ended)
+
+    @property
+    def axis_seconds(self) -> float | None:
+        """The conversation's duration on its clipped axis (open-ended runs up to their known work)."""
+        return _seconds(self.started_at, self.axis_end)
+
+
+def _place(
+    axis_start: datetime, axis_end: datetime, start: datetime | None, end: datetime | None, scale: int
+) -> tuple[int, int]:
+    if start is None:
+        return 0, 0
+    span = (axis_end - axis_start).total_seconds() or 1.0
+    x = round((start - axis_start).total_seconds() / span * scale)
+    x = min(max(x, 0), scale - 1)
+    width = round(((end or start) - start).total_seconds() / span * scale)
+    return x, max(1, min(width, scale - x))
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
@@ -172,9 +235,11 @@ def build_timeline(
     messages: Iterable[tuple[int, str, Mapping[str, Any]]],
     effects: Mapping[str, EffectFacts],
     reviews: Mapping[str, Sequence[ReviewFacts]] | None = None,
+    interrupted: Sequence[InterruptedCall] = (),
 ) -> ConversationTimeline:
     """The timeline of one conversation from its runs, its messages as (position, run_id, message JSON) in
-    transcript order, the tool-effect ledger by tool_call_id, and the calls' reviews and judgements by it."""
+    transcript order, the tool-effect ledger by tool_call_id, the calls' reviews and judgements by it, and the
+    interrupted calls no message holds."""
     reviews = reviews or {}
     timelines = {r.run_id: RunTimeline(run=r, started_at=r.started_at, ended_at=r.finished_at) for r in runs}
     first_seen: dict[str, datetime] = {}
@@ -222,6 +287,13 @@ def build_timeline(
             first_seen.setdefault(run_id, moment)
             first_seen[run_id] = min(first_seen[run_id], moment)
             last_seen[run_id] = max(last_seen.get(run_id, moment), moment)
+    for call in interrupted:
+        owner = timelines.get(call.run_id)
+        if owner is not None:
+            span = ToolSpan(call.tool_name, "", "interrupted", anchor=call.anchor)
+            if call.effect is not None:
+                span.started_at, span.ended_at = call.effect.started_at, call.effect.ended_at
+            owner.interrupted.append(span)
     for run_id, timeline in timelines.items():
         if run_id in first_seen:
             timeline.started_at = first_seen[run_id]
@@ -259,4 +331,5 @@ def build_timeline(
         ended_at=max(ends) if ends else None,
         usage=total,
         step_count=sum(len(t.steps) for t in ordered),
+        axis_end=max(t.axis_end for t in ordered) if ordered else None,
     )

@@ -6,19 +6,31 @@ and judgements (OTLP's runtime spans); the timeline itself is built by sessions_
 message body is read or parsed.
 """
 
+from collections.abc import Sequence
+
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from pydantic_core import from_json
 
+from sessions_app.audit.digests import hash_tool_call_id
 from sessions_app.models import Conversation, Run, ToolEffect, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
-from sessions_app.transcripts.run_timeline import ConversationTimeline, EffectFacts, RunFacts, build_timeline
+from sessions_app.transcripts.run_timeline import (
+    ConversationTimeline,
+    EffectFacts,
+    InterruptedCall,
+    RunFacts,
+    build_timeline,
+)
 from sessions_app.transcripts.runtime_spans import reviews_by_call
 
 
-def read_timeline(conversation: Conversation) -> ConversationTimeline:
+def read_timeline(
+    conversation: Conversation, interrupted: Sequence[tuple[str, str, str, str]] = ()
+) -> ConversationTimeline:
     """The conversation's timeline; plain rows only (no model instances: 200 runs as objects cost more than the
-    layout)."""
+    layout). `interrupted`: the calls only an interrupted snapshot holds, as (run id, tool name, hashed tool-call
+    id, in-place anchor); each is listed under its run with the ledger's times when the harness wrote them."""
     tenant = conversation.tenant
     facts = [
         RunFacts(*row)
@@ -45,4 +57,9 @@ def read_timeline(conversation: Conversation) -> ConversationTimeline:
         .order_by("pk")
         .values_list("tool_call_id", "tool_name", "status", "started_at", "ended_at")
     }
-    return build_timeline(facts, messages, effects, reviews_by_call(conversation))
+    by_hash = {hash_tool_call_id(call_id): effect for call_id, effect in effects.items()} if interrupted else {}
+    calls = [
+        InterruptedCall(run_id, tool_name, anchor, by_hash.get(call_hash))
+        for run_id, tool_name, call_hash, anchor in interrupted
+    ]
+    return build_timeline(facts, messages, effects, reviews_by_call(conversation), calls)

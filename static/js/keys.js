@@ -11,7 +11,10 @@
   }
 
   function items() {
-    return Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]"));
+    // Notes hidden by the transcript toggle are skipped: j/k move between what is on screen.
+    return Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]")).filter(function (el) {
+      return el.getClientRects().length > 0;
+    });
   }
 
   function move(step) {

@@ -21,7 +21,7 @@ from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
 from sessions_app.dashboard.search_access import ranked_conversation_ids
-from sessions_app.dashboard.timeline_html import TimelineOptions, render_timeline
+from sessions_app.dashboard.timeline_html import TimelineOptions, opens_by_default, render_timeline
 from sessions_app.dashboard.transcript_html import CompactionMark, RenderOptions, UnrecordedMark, render_messages
 from sessions_app.dashboard.views.review import review_panel
 from sessions_app.models import Conversation
@@ -166,7 +166,12 @@ def _render_options(
 
 def _with_timeline(request: MemberRequest, context: dict[str, Any]) -> dict[str, Any]:
     """The whole page adds the runs timeline (fragments of the transcript do not need it)."""
-    timeline = read_timeline(context["conversation"])
+    conversation = context["conversation"]
+    interrupted = [
+        (call.run_id, call.tool_name, call.tool_call_hash, call.place.anchor)
+        for call in unrecorded_calls(request.tenant, conversation)
+    ]
+    timeline = read_timeline(conversation, interrupted)
     verdicts = run_verdicts.verdicts_for_runs(request.tenant, [run.run.pk for run in timeline.runs])
     context["timeline_html"] = render_timeline(
         timeline,
@@ -221,11 +226,18 @@ def conversation_page(request: MemberRequest, conversation_id: str) -> HttpRespo
     context = _conversation_context(request, conversation_id, at=_int_param(request, "at"), start=start)
     if wants_fragment(request) and start is not None:
         return render(request, "conversation.html#messages", context)
-    context.update(review_panel(request, context["conversation"]))  # issue 27: scores, comments, links
-    if any(name in request.GET for name in TIMELINE_PARAMS):
+    conversation = context["conversation"]
+    context.update(review_panel(request, conversation))  # issue 27: scores, comments, links
+    asked = any(name in request.GET for name in TIMELINE_PARAMS)
+    # Transcript first: the runs panel is open only when the timeline asked for, or small enough to leave the
+    # first message above the fold. Open, it is rendered in place, so nothing is inserted above a permalinked
+    # message after the browser scrolled to it; folded, its timeline loads when it is opened
+    # (conversation_timeline), and without JavaScript a link inside shows the page with it in place.
+    context["runs_open"] = asked or opens_by_default(
+        conversation.run_count, conversation.model_step_count, conversation.tool_call_count
+    )
+    if context["runs_open"]:
         context = _with_timeline(request, context)
-    # Otherwise the page comes without its timeline, which loads as a fragment right after (conversation_timeline):
-    # the transcript shows without waiting for every run's steps, and without JavaScript a link shows it.
     return render(request, "conversation.html", context, status=404 if context["missing_position"] is not None else 200)
 
 

@@ -103,12 +103,12 @@ def test_the_conversation_page_marks_each_boundary_after_the_request_it_preceded
     member = Client()
     member.force_login(make_member(tenant, "support"))
     page = member.get("/c/conv-compacted/").content.decode()
-    marks = re.findall(r'<aside class="compaction-mark".*?</aside>', page, re.S)
+    marks = re.findall(r'<aside class="compaction-mark[^"]*".*?</aside>', page, re.S)
     assert len(marks) == LOOKUPS - 1
     assert all("SlidingWindowCompaction" in m and "messages 5 → 3" in m and "tokens ~" in m for m in marks)
     # Each mark follows a tool result (the request about to go to the model) and precedes the next response.
     roles = dict(TranscriptEntry.objects.filter(tenant=tenant).values_list("position", "role"))
-    for mark in re.finditer(r'<aside class="compaction-mark"', page):
+    for mark in re.finditer(r'<aside class="compaction-mark[ "]', page):
         before = re.findall(r'<article class="msg [^"]*" id="m-(\d+)"', page[: mark.start()])
         assert roles[int(before[-1])] == "tool_result"
 

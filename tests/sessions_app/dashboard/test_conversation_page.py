@@ -97,7 +97,7 @@ def test_revealing_a_position_that_does_not_exist_is_404_and_not_audited(world, 
 
 def test_a_search_hit_link_highlights_its_message(world, as_role):
     page = as_role("support").get(f"/c/{world.deploy.external_id}/?at=3").content.decode()
-    assert re.search(r'<article class="msg [a-z_]+ hit" id="m-3"', page)
+    assert re.search(r'<article class="msg [a-z_]+ hit[ "][^>]*id="m-3"', page)
 
 
 def test_long_transcripts_come_in_windows_with_links_both_ways(world, as_role, monkeypatch):

@@ -7,6 +7,7 @@ and photographs the pages a new user sees first.
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,10 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.environ.get("SESSIONDESK_SCREENSHOTS"), reason="set SESSIONDESK_SCREENSHOTS=<dir>"),
 ]
+
+
+def _target(name: str) -> str:
+    return str(Path(os.environ["SESSIONDESK_SCREENSHOTS"]) / f"{name}.png")
 
 
 @pytest.fixture
@@ -41,12 +46,17 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
         .values_list("conversation__external_id", flat=True)
         .first()
     )
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{live_server.url}/c/{recovered or richest.external_id}/")
-    page.wait_for_selector("table.waterfall")  # the runs timeline loads right after the page
-    shoot("conversation")
+    shoot("conversation")  # transcript first: the runs panel folded when it would push the first message down
     page.emulate_media(color_scheme="dark")
     shoot("conversation-dark")
     page.emulate_media(color_scheme="light")
+    if not page.locator("#runs[open]").count():
+        page.locator("#runs > summary").click()
+    page.wait_for_selector("table.waterfall")  # the runs timeline loads when its panel opens
+    page.locator("#runs").screenshot(path=_target("conversation-runs"))
+    page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{live_server.url}/search/")
     page.locator("#q").press_sequentially("invoice", delay=40)
     page.wait_for_selector(".result-group")
@@ -70,6 +80,21 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
     page.goto(f"{live_server.url}/settings/members/")
     shoot("admin-members")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(f"{live_server.url}/c/{richest.external_id}/")
-    page.wait_for_selector("table.waterfall")
-    shoot("conversation-phone")
+    phone = {
+        "conversation-phone": f"/c/{richest.external_id}/",
+        "conversations-phone": "/conversations/",
+        "search-phone": "/search/?q=invoice",
+        "overview-phone": "/overview/",
+        "repairs-phone": "/repairs/",
+        "audit-events-phone": "/audit/",
+    }
+    for name, path in phone.items():
+        page.goto(live_server.url + path)
+        page.wait_for_load_state("networkidle")
+        shoot(name)
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    for name, path in {"conversations-dark": "/conversations/", "overview-dark": "/overview/"}.items():
+        page.goto(live_server.url + path)
+        page.wait_for_load_state("networkidle")
+        shoot(name)
