@@ -29,9 +29,10 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,10 +118,7 @@ def build_list_corpus(count: int, seed: int) -> float:
             with transaction.atomic():
                 size = min(5000, total - offset)
                 conversations = Conversation.objects.bulk_create(
-                    [
-                        _listed_conversation(rng, tenant, f"{slug}-{offset + i}")
-                        for i in range(size)
-                    ]
+                    [_listed_conversation(rng, tenant, f"{slug}-{offset + i}") for i in range(size)]
                 )
                 runs = []
                 for conversation in conversations:
@@ -552,13 +550,28 @@ def served_payloads(count: int, seed: int, today) -> "Iterator[dict]":
             call_id = f"{conversation_id}-{r}-call"
             order = f"ORD-{rng.randint(1, 99999):05d}"
             messages = [
-                ModelRequest(parts=[UserPromptPart(f"Where is my refund for order {order}? It has been a week.", timestamp=at)]),
-                ModelResponse(parts=[ToolCallPart("lookup_order", {"order": order}, call_id)], usage=usage,
-                              model_name=model, timestamp=at + timedelta(seconds=rng.randint(1, 9))),
-                ModelRequest(parts=[ToolReturnPart("lookup_order", f"{order}: refunded", call_id,
-                                                   timestamp=at + timedelta(seconds=12))]),
-                ModelResponse(parts=[TextPart(f"Your refund for {order} was sent.")], usage=usage, model_name=model,
-                              timestamp=at + timedelta(seconds=12 + rng.randint(1, 20))),
+                ModelRequest(
+                    parts=[UserPromptPart(f"Where is my refund for order {order}? It has been a week.", timestamp=at)]
+                ),
+                ModelResponse(
+                    parts=[ToolCallPart("lookup_order", {"order": order}, call_id)],
+                    usage=usage,
+                    model_name=model,
+                    timestamp=at + timedelta(seconds=rng.randint(1, 9)),
+                ),
+                ModelRequest(
+                    parts=[
+                        ToolReturnPart(
+                            "lookup_order", f"{order}: refunded", call_id, timestamp=at + timedelta(seconds=12)
+                        )
+                    ]
+                ),
+                ModelResponse(
+                    parts=[TextPart(f"Your refund for {order} was sent.")],
+                    usage=usage,
+                    model_name=model,
+                    timestamp=at + timedelta(seconds=12 + rng.randint(1, 20)),
+                ),
             ]
             state = rng.choices(("complete", "interrupted"), weights=(94, 6))[0]
             yield {
@@ -567,7 +580,9 @@ def served_payloads(count: int, seed: int, today) -> "Iterator[dict]":
                 "agent": agent,
                 "state": state,
                 "started_at": at.isoformat(),
-                "messages": json.loads(ModelMessagesTypeAdapter.dump_json(messages[:3] if state == "interrupted" else messages)),
+                "messages": json.loads(
+                    ModelMessagesTypeAdapter.dump_json(messages[:3] if state == "interrupted" else messages)
+                ),
             }
             at += timedelta(minutes=rng.randint(5, 600))
 
@@ -592,7 +607,7 @@ def served_phase(args) -> dict:
         subprocess.run([*manage, "create_tenant", SERVED_TENANT, "--name", "Served list"], env=env, check=True)
     have = Conversation.objects.filter(tenant__slug=SERVED_TENANT).count()
     if have < args.conversations:
-        path = Path("/tmp") / f"pages-served-{args.conversations}.jsonl"
+        path = Path(tempfile.gettempdir()) / f"pages-served-{args.conversations}.jsonl"
         with path.open("w") as out:
             for payload in served_payloads(args.conversations, args.seed, datetime.now(UTC).date()):
                 out.write(json.dumps(payload) + "\n")
@@ -605,19 +620,23 @@ def served_phase(args) -> dict:
     report["conversations_in_tenant"] = listed
 
     user, _ = get_user_model().objects.get_or_create(username=f"bench-{SERVED_TENANT}")
-    Membership.objects.get_or_create(tenant=Tenant.objects.get(slug=SERVED_TENANT), user=user, defaults={"role": "admin"})
+    Membership.objects.get_or_create(
+        tenant=Tenant.objects.get(slug=SERVED_TENANT), user=user, defaults={"role": "admin"}
+    )
     client = Client()
     client.force_login(user)  # a session row in the served database; its cookie signs in the HTTP requests
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
-    server = subprocess.Popen(  # noqa: S603
+    server = subprocess.Popen(
         [*manage, "serve", "--bind", f"127.0.0.1:{SERVED_PORT}", "--workers", "2"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{SERVED_PORT}"
 
     def get(url: str) -> float:
-        request = urllib.request.Request(base + url, headers={"Cookie": cookie})
+        request = urllib.request.Request(base + url, headers={"Cookie": cookie})  # noqa: S310  # http://127.0.0.1 only
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310  # our own local server
             response.read()
@@ -629,7 +648,7 @@ def served_phase(args) -> dict:
             try:
                 get("/healthz")
                 break
-            except Exception:  # noqa: BLE001  # not up yet
+            except Exception:  # not up yet
                 time.sleep(0.5)
         cases = {
             "list, first page (most recent activity)": "/conversations/",
@@ -639,7 +658,9 @@ def served_phase(args) -> dict:
             "list, longest duration first": "/conversations/?sort=duration",
             "list, agent = billing_agent": "/conversations/?agent=billing_agent",
             "list, verdict = INTERRUPTED TOOL": "/conversations/?verdict=INTERRUPTED+TOOL",
-            "list, cost $0.001 to $1, most tool calls first": "/conversations/?cost_min=0.001&cost_max=1&sort=tool_calls",
+            "list, cost $0.001 to $1, most tool calls first": (
+                "/conversations/?cost_min=0.001&cost_max=1&sort=tool_calls"
+            ),
             "overview, last 30 days": "/overview/",
         }
         for name, url in cases.items():

@@ -342,6 +342,8 @@ def _run_duration_percentiles(runs: QuerySet[Run]) -> Percentiles:
     """p50 and p95 of the range's run durations: in the database on PostgreSQL; elsewhere (SQLite has no
     percentile aggregate) over the range's durations alone, so the cost follows the range, not the history."""
     if connection.vendor == "postgresql":
-        row = runs.aggregate(n=Count("id"), p50=_PercentileCont("duration_ms", 0.5), p95=_PercentileCont("duration_ms", 0.95))
+        row = runs.aggregate(
+            n=Count("id"), p50=_PercentileCont("duration_ms", 0.5), p95=_PercentileCont("duration_ms", 0.95)
+        )
         return Percentiles(row["n"], row["p50"], row["p95"])
     return percentiles([float(ms) for ms in runs.values_list("duration_ms", flat=True)])

@@ -154,12 +154,16 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor: User) 
         record(tenant, EventClass.REDACTION_CHANGED, actor=actor)
 
 
-def set_costs(tenant: Tenant, stuck_after_hours: int, price_overrides: dict[str, dict[str, str]], *, actor: User) -> None:
+def set_costs(
+    tenant: Tenant, stuck_after_hours: int, price_overrides: dict[str, dict[str, str]], *, actor: User
+) -> None:
     """Save the negotiated prices and the STUCK threshold in one transaction, one audit event per setting that
     changed (the prices are the tenant's own contract terms: the event says they changed, the page shows them)."""
     parse_overrides(price_overrides)  # what saves is what ingest can read: a bad price refuses the whole save
     with transaction.atomic():
-        before = Tenant.objects.select_for_update().filter(pk=tenant.pk).values("price_overrides", "stuck_after_hours").get()
+        before = (
+            Tenant.objects.select_for_update().filter(pk=tenant.pk).values("price_overrides", "stuck_after_hours").get()
+        )
         tenant.price_overrides = price_overrides
         tenant.stuck_after_hours = stuck_after_hours
         tenant.save(update_fields=["price_overrides", "stuck_after_hours"])

@@ -53,9 +53,7 @@ def test_an_admin_saves_prices_and_the_stuck_threshold_with_an_audit_event_each(
     assert response.status_code == 302 and response["Location"] == "/settings/costs/"
     world.acme.refresh_from_db()
     assert world.acme.stuck_after_hours == 6
-    assert tenant_prices(world.acme) == {
-        "gpt-5-mini": NegotiatedPrice(Decimal("0.3"), Decimal("2.5"), Decimal("0.03"))
-    }
+    assert tenant_prices(world.acme) == {"gpt-5-mini": NegotiatedPrice(Decimal("0.3"), Decimal("2.5"), Decimal("0.03"))}
     events = AuditEvent.objects.filter(tenant=world.acme, actor="ada")
     assert sorted(events.values_list("event_class", flat=True)) == ["prices_changed", "stuck_after_changed"]
     page = client.get("/settings/costs/").content.decode()
