@@ -29,7 +29,9 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -116,10 +118,7 @@ def build_list_corpus(count: int, seed: int) -> float:
             with transaction.atomic():
                 size = min(5000, total - offset)
                 conversations = Conversation.objects.bulk_create(
-                    [
-                        _listed_conversation(rng, tenant, f"{slug}-{offset + i}")
-                        for i in range(size)
-                    ]
+                    [_listed_conversation(rng, tenant, f"{slug}-{offset + i}") for i in range(size)]
                 )
                 runs = []
                 for conversation in conversations:
@@ -520,13 +519,178 @@ def search_phase(args) -> dict:
     return report
 
 
+SERVED_TENANT = "pages-served"
+SERVED_PORT = 8126
+SERVED_MODELS = ("gpt-5-mini", "claude-sonnet-4-5", "in-house-llm")  # the last has no price: "no price"
+
+
+def served_payloads(count: int, seed: int, today) -> "Iterator[dict]":
+    """`count` conversations of one to three runs (prompt, tool call, its result, answer; usage and model on
+    every response), started over the 60 days before `today`: snapshot bodies as POST /api/v1/snapshots takes."""
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.usage import RequestUsage
+
+    rng = random.Random(seed)
+    end = datetime(today.year, today.month, today.day, tzinfo=UTC)
+    for c in range(count):
+        conversation_id = f"served-{c:05d}"
+        at = end - timedelta(minutes=rng.randint(60, 60 * 24 * 60))
+        agent = rng.choice(("support_agent", "billing_agent", "deploy_agent", "triage"))
+        for r in range(rng.choice((1, 1, 2, 3))):
+            model = rng.choices(SERVED_MODELS, weights=(70, 25, 5))[0]
+            usage = RequestUsage(input_tokens=rng.randint(200, 4000), output_tokens=rng.randint(20, 400))
+            call_id = f"{conversation_id}-{r}-call"
+            order = f"ORD-{rng.randint(1, 99999):05d}"
+            messages = [
+                ModelRequest(
+                    parts=[UserPromptPart(f"Where is my refund for order {order}? It has been a week.", timestamp=at)]
+                ),
+                ModelResponse(
+                    parts=[ToolCallPart("lookup_order", {"order": order}, call_id)],
+                    usage=usage,
+                    model_name=model,
+                    timestamp=at + timedelta(seconds=rng.randint(1, 9)),
+                ),
+                ModelRequest(
+                    parts=[
+                        ToolReturnPart(
+                            "lookup_order", f"{order}: refunded", call_id, timestamp=at + timedelta(seconds=12)
+                        )
+                    ]
+                ),
+                ModelResponse(
+                    parts=[TextPart(f"Your refund for {order} was sent.")],
+                    usage=usage,
+                    model_name=model,
+                    timestamp=at + timedelta(seconds=12 + rng.randint(1, 20)),
+                ),
+            ]
+            state = rng.choices(("complete", "interrupted"), weights=(94, 6))[0]
+            yield {
+                "conversation_id": conversation_id,
+                "run_id": f"{conversation_id}-run-{r}",
+                "agent": agent,
+                "state": state,
+                "started_at": at.isoformat(),
+                "messages": json.loads(
+                    ModelMessagesTypeAdapter.dump_json(messages[:3] if state == "interrupted" else messages)
+                ),
+            }
+            at += timedelta(minutes=rng.randint(5, 600))
+
+
+def served_phase(args) -> dict:
+    """The list through the production server: the corpus imported by `manage.py import_sessions` (the user's
+    door), served by `manage.py serve` (gunicorn) on port 8126, timed over HTTP with a signed-in session."""
+    import subprocess
+    import urllib.request
+    from http.cookiejar import CookieJar  # noqa: F401  (a plain Cookie header is enough)
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from sessions_app.models import Conversation, Membership, Tenant
+
+    report: dict = {"build": {}, "results": {}, "load_average_at_start": os.getloadavg()}
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    env = {**os.environ}
+    if not Tenant.objects.filter(slug=SERVED_TENANT).exists():
+        subprocess.run([*manage, "create_tenant", SERVED_TENANT, "--name", "Served list"], env=env, check=True)
+    have = Conversation.objects.filter(tenant__slug=SERVED_TENANT).count()
+    if have < args.conversations:
+        path = Path(tempfile.gettempdir()) / f"pages-served-{args.conversations}.jsonl"
+        with path.open("w") as out:
+            for payload in served_payloads(args.conversations, args.seed, datetime.now(UTC).date()):
+                out.write(json.dumps(payload) + "\n")
+        print(f"importing {args.conversations} conversations with import_sessions …", flush=True)
+        started = time.perf_counter()
+        subprocess.run([*manage, "import_sessions", "--tenant", SERVED_TENANT, str(path)], env=env, check=True)
+        report["build"]["import_sessions_s"] = round(time.perf_counter() - started, 1)
+        report["build"]["load_average_after_import"] = os.getloadavg()
+    listed = Conversation.objects.filter(tenant__slug=SERVED_TENANT).count()
+    report["conversations_in_tenant"] = listed
+
+    user, _ = get_user_model().objects.get_or_create(username=f"bench-{SERVED_TENANT}")
+    Membership.objects.get_or_create(
+        tenant=Tenant.objects.get(slug=SERVED_TENANT), user=user, defaults={"role": "admin"}
+    )
+    client = Client()
+    client.force_login(user)  # a session row in the served database; its cookie signs in the HTTP requests
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+    server = subprocess.Popen(
+        [*manage, "serve", "--bind", f"127.0.0.1:{SERVED_PORT}", "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{SERVED_PORT}"
+
+    def get(url: str) -> float:
+        request = urllib.request.Request(base + url, headers={"Cookie": cookie})  # noqa: S310  # http://127.0.0.1 only
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310  # our own local server
+            response.read()
+            assert response.status == 200, (url, response.status)
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        for _ in range(120):
+            try:
+                get("/healthz")
+                break
+            except Exception:  # not up yet
+                time.sleep(0.5)
+        cases = {
+            "list, first page (most recent activity)": "/conversations/",
+            "list, worst verdict first": "/conversations/?sort=worst",
+            "list, highest cost first": "/conversations/?sort=cost",
+            "list, most tokens first": "/conversations/?sort=tokens",
+            "list, longest duration first": "/conversations/?sort=duration",
+            "list, agent = billing_agent": "/conversations/?agent=billing_agent",
+            "list, verdict = INTERRUPTED TOOL": "/conversations/?verdict=INTERRUPTED+TOOL",
+            "list, cost $0.001 to $1, most tool calls first": (
+                "/conversations/?cost_min=0.001&cost_max=1&sort=tool_calls"
+            ),
+            "overview, last 30 days": "/overview/",
+        }
+        for name, url in cases.items():
+            if args.only and args.only not in name:
+                continue
+            for _ in range(3):
+                get(url)  # warm-up, and a check the page answers 200
+            load = os.getloadavg()
+            samples = [get(url) for _ in range(args.requests)]
+            report["results"][name] = {
+                "median_ms": round(statistics.median(samples), 1),
+                "p95_ms": round(percentile(samples, 0.95), 1),
+                "requests": len(samples),
+                "load_average": [round(x, 2) for x in load],
+            }
+            print(f"  {name}: {report['results'][name]}", flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    report["load_average_at_end"] = os.getloadavg()
+    return report
+
+
 def main() -> None:
     import subprocess
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_pages")
     parser.add_argument("--search-database", default="postgres://root@127.0.0.1:5432/sd_bench_pages_search")
-    parser.add_argument("--phase", choices=("all", "list", "search"), default="all")
+    parser.add_argument("--phase", choices=("all", "list", "search", "served"), default="all")
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--transcript", type=int, default=2000)
     parser.add_argument("--timeline-runs", type=int, default=200)
@@ -539,8 +703,8 @@ def main() -> None:
     results.mkdir(parents=True, exist_ok=True)
 
     if args.phase != "all":
-        configure(args.database if args.phase == "list" else args.search_database)
-        report = list_phase(args) if args.phase == "list" else search_phase(args)
+        configure(args.search_database if args.phase == "search" else args.database)
+        report = {"list": list_phase, "search": search_phase, "served": served_phase}[args.phase](args)
         (results / f"pages-{args.phase}.json").write_text(json.dumps(report, indent=2))
         return
 

@@ -15,6 +15,7 @@ PURE_MODULES = [
     "input_errors",
     "sessions_app.core.paging",
     "sessions_app.transcripts.message_facts",
+    "sessions_app.dashboard.latency",
     "sessions_app.transcripts.prices",
     "sessions_app.transcripts.usage_totals",
     "sessions_app.transcripts.recovery.alignment",

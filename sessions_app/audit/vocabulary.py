@@ -52,6 +52,8 @@ class EventClass(Labelled):
     CREDENTIAL_REVEALED = "credential_revealed", "Credential revealed"
     REDACTION_CHANGED = "redaction_changed", "Redaction rules changed"
     RETENTION_CHANGED = "retention_changed", "Retention changed"
+    PRICES_CHANGED = "prices_changed", "Negotiated prices changed"
+    STUCK_AFTER_CHANGED = "stuck_after_changed", "Stuck threshold changed"
     WAIT_RESOLVED = "wait_resolved", "Wait resolved"
     REPLAY_ALLOWED = "replay_allowed", "Replay allowed"
     REPLAY_REFUSED = "replay_refused", "Replay refused"

@@ -16,6 +16,7 @@ from sessions_app.audit.run_verdicts import verdict_choices
 from sessions_app.audit.vocabulary import EventClass, Evidence, choices
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, Range
 from sessions_app.models import Role, RunState, Source
+from sessions_app.transcripts.prices import BadPrice, parse_overrides
 
 
 def _start_of(day: date | None) -> datetime | None:
@@ -268,6 +269,66 @@ class RetentionForm(forms.Form):
         label="Keep conversations for (days)",
         help_text="Empty keeps everything. Conversations with no activity for longer are deleted by apply_retention.",
     )
+
+
+MAX_PRICED_MODELS = 200
+PRICE_KEYS = ("input", "output", "cache_read")
+
+
+def price_lines(overrides: dict[str, Any]) -> str:
+    """A tenant's `price_overrides` as the form's lines: `model input output [cache_read]`."""
+    return "\n".join(
+        " ".join([str(model), *(str(entry[key]) for key in PRICE_KEYS if entry.get(key) is not None)])
+        for model, entry in sorted(overrides.items())
+        if isinstance(entry, dict)
+    )
+
+
+def parse_price_lines(text: str) -> dict[str, dict[str, str]]:
+    """The form's lines as `price_overrides`; ValidationError names the line and what is wrong with it."""
+    overrides: dict[str, dict[str, str]] = {}
+    lines = [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) > MAX_PRICED_MODELS:
+        raise forms.ValidationError(f"At most {MAX_PRICED_MODELS} models can have a negotiated price.")
+    for number, words in lines:
+        model, prices = words[0], words[1:]
+        if len(prices) not in (2, 3):
+            raise forms.ValidationError(
+                f"Line {number} ({model}): give the model name, then its input and output price, and optionally its "
+                "cache-read price, in US dollars per million tokens (for example: gpt-5-mini 0.25 2 0.025)."
+            )
+        if model in overrides:
+            raise forms.ValidationError(f"Line {number}: {model} has a price on an earlier line already.")
+        if len(model) > 200:
+            raise forms.ValidationError(f"Line {number}: a model name is at most 200 characters.")
+        entry = dict(zip(PRICE_KEYS, prices, strict=False))
+        try:
+            parse_overrides({model: entry})
+        except BadPrice as error:
+            raise forms.ValidationError(f"Line {number}: {error}") from None
+        overrides[model] = entry
+    return overrides
+
+
+class CostSettingsForm(forms.Form):
+    stuck_after_hours = forms.IntegerField(
+        min_value=1,
+        max_value=8760,
+        label="A running run is STUCK after (hours)",
+        help_text="A run still running with no new snapshot for this long is STUCK in its verdict, the list, the "
+        "overview and the replay gate. 1 to 8760 hours (a year).",
+    )
+    prices = forms.CharField(
+        required=False,
+        label="Negotiated prices",
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 60, "spellcheck": "false"}),
+        help_text="One model per line: its name as the model reports it, then USD per million input, output and "
+        "(optionally) cache-read tokens, e.g. gpt-5-mini 0.25 2 0.025. They replace genai-prices' list price for "
+        "model steps ingested from now on. Empty uses the list prices.",
+    )
+
+    def clean_prices(self) -> dict[str, dict[str, str]]:
+        return parse_price_lines(self.cleaned_data["prices"])
 
 
 class AuditEventFilterForm(_DateRangeForm):

@@ -1,5 +1,6 @@
 """A tenant's activity over a range of days, aggregated in the database: runs per day by verdict, repaired runs,
-interrupted tool calls, tokens per day and the busiest agents.
+interrupted tool calls, tokens and cost per day, the busiest agents with their cost, and latency percentiles (run
+durations and model steps).
 
 Everything is counted by the day a run started (UTC), so the charts agree with each other and with the
 conversation list's dates. Each query starts from the tenant's runs in the range (the `run_tenant_started`
@@ -11,17 +12,31 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
 
-from django.db.models import BigIntegerField, Count, FilteredRelation, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    BigIntegerField,
+    Count,
+    FilteredRelation,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, TruncDate
 
 from sessions_app.audit import gates
 from sessions_app.audit.vocabulary import ALL_VERDICTS, EventClass, Verdict
 from sessions_app.dashboard.bar_charts import BarChart, days_between, stacked_bars
+from sessions_app.dashboard.latency import Percentiles, percentiles, step_latencies
 from sessions_app.dashboard.overview_html import percent
-from sessions_app.models import Run, Tenant, TranscriptEntry
+from sessions_app.models import Conversation, Run, Tenant, TranscriptEntry
 from sessions_app.models.audit import AuditEvent
 from sessions_app.tenancy.scoping import scoped
+from sessions_app.transcripts.prices import format_cost
 
 NOT_AUDITED = "NOT AUDITED"
 TOP_AGENTS = 10
@@ -35,6 +50,13 @@ class Day:
     repaired: int = 0
     interrupted: int = 0
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
+    cost_micro_usd: int = 0
+    unpriced_steps: int = 0
+    model_steps: int = 0
+
+    @property
+    def cost(self) -> str:
+        return format_cost(self.cost_micro_usd, self.unpriced_steps, self.model_steps) if self.model_steps else "—"
 
     @property
     def runs(self) -> int:
@@ -61,6 +83,19 @@ class Agent:
     runs: int
     repaired: int
     conversations: int  # what its drill-down to the list lands on
+    cost_micro_usd: int = 0
+    unpriced_steps: int = 0
+    model_steps: int = 0
+
+    @property
+    def cost(self) -> str:
+        return format_cost(self.cost_micro_usd, self.unpriced_steps, self.model_steps) if self.model_steps else "—"
+
+
+@dataclass(frozen=True)
+class ModelLatency:
+    model: str
+    steps: Percentiles
 
 
 @dataclass(frozen=True)
@@ -71,6 +106,28 @@ class Overview:
     verdicts: list[str]  # those present in the range, in the audit's priority order
     agents: list[Agent]
     interrupted_tools: list[tuple[str, int]]  # tool name, interrupted calls; the most first
+    run_durations: Percentiles = field(default_factory=lambda: percentiles([]))  # milliseconds
+    step_latencies: Percentiles = field(default_factory=lambda: percentiles([]))  # milliseconds
+    model_latencies: list[ModelLatency] = field(default_factory=list)  # the most steps first
+    has_data: bool = True  # the tenant has stored anything at all (else the page shows how to start)
+
+    @property
+    def cost(self) -> str:
+        steps = sum(day.model_steps for day in self.days)
+        unpriced = sum(day.unpriced_steps for day in self.days)
+        return format_cost(sum(day.cost_micro_usd for day in self.days), unpriced, steps) if steps else "—"
+
+    @property
+    def costs_table(self) -> Table:
+        return Table(
+            ["Day", "Runs", "Model steps", "Unpriced steps", "Cost"],
+            [(d.iso, [d.runs, d.model_steps, d.unpriced_steps, d.cost]) for d in self.days],
+        )
+
+    @cached_property
+    def cost_chart(self) -> BarChart:
+        # Priced steps only (in US dollars); unpriced ones are counted beside the chart, never drawn as $0.
+        return self._chart([("cost", [day.cost_micro_usd / 1_000_000 for day in self.days])])
 
     @property
     def runs(self) -> int:
@@ -162,10 +219,19 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
     for verdict_row in (
         runs_with_verdict.annotate(day=TruncDate("started_at", tzinfo=UTC))
         .values("day", "tenant_verdict__verdict")
-        .annotate(n=Count("id"), repaired=Count("id", filter=repaired))
+        .annotate(
+            n=Count("id"),
+            repaired=Count("id", filter=repaired),
+            cost=Sum("cost_micro_usd"),
+            unpriced=Sum("unpriced_steps"),
+            steps=Sum("model_step_count"),
+        )
         .order_by()
     ):
         bucket = days[verdict_row["day"]]
+        bucket.cost_micro_usd += verdict_row["cost"] or 0
+        bucket.unpriced_steps += verdict_row["unpriced"] or 0
+        bucket.model_steps += verdict_row["steps"] or 0
         verdict = verdict_row["tenant_verdict__verdict"] or NOT_AUDITED
         bucket.runs_by_verdict[verdict] = bucket.runs_by_verdict.get(verdict, 0) + verdict_row["n"]
         bucket.repaired += verdict_row["repaired"]
@@ -203,10 +269,23 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
         }
 
     agents = [
-        Agent(row["agent_name"], row["n"], row["repaired"], row["conversations"])
+        Agent(
+            row["agent_name"],
+            row["n"],
+            row["repaired"],
+            row["conversations"],
+            row["cost"] or 0,
+            row["unpriced"] or 0,
+            row["steps"] or 0,
+        )
         for row in runs_with_verdict.values("agent_name")
         .annotate(
-            n=Count("id"), repaired=Count("id", filter=repaired), conversations=Count("conversation", distinct=True)
+            n=Count("id"),
+            repaired=Count("id", filter=repaired),
+            conversations=Count("conversation", distinct=True),
+            cost=Sum("cost_micro_usd"),
+            unpriced=Sum("unpriced_steps"),
+            steps=Sum("model_step_count"),
         )
         .order_by("-n", "agent_name")[:TOP_AGENTS]
     ]
@@ -221,4 +300,50 @@ def tenant_overview(tenant: Tenant, first: date, last: date) -> Overview:
     present = {verdict for day in days.values() for verdict in day.runs_by_verdict}
     verdicts = [v for v in (*ALL_VERDICTS, NOT_AUDITED) if v in present]
     interrupted_tools = sorted(tools.items(), key=lambda item: (-item[1], item[0]))[:TOP_AGENTS]
-    return Overview(first, last, list(days.values()), verdicts, agents, interrupted_tools)
+    steps = step_latencies(
+        scoped(TranscriptEntry, tenant)
+        .filter(run__in=runs, summary_artifact=False)
+        .order_by("conversation_id", "position")
+        .values_list("conversation_id", "facts")
+        .iterator(chunk_size=2000)
+    )
+    by_model: dict[str, list[float]] = {}
+    for model, ms in steps:
+        by_model.setdefault(model or "(unnamed)", []).append(ms)
+    model_latencies = sorted(
+        (ModelLatency(model, percentiles(values)) for model, values in by_model.items()),
+        key=lambda row: (-row.steps.count, row.model),
+    )[:TOP_AGENTS]
+    return Overview(
+        first,
+        last,
+        list(days.values()),
+        verdicts,
+        agents,
+        interrupted_tools,
+        run_durations=_run_duration_percentiles(runs),
+        step_latencies=percentiles([ms for _, ms in steps]),
+        model_latencies=model_latencies,
+        has_data=bool(present) or scoped(Conversation, tenant).exists(),
+    )
+
+
+class _PercentileCont(Aggregate):
+    """PostgreSQL's ordered-set aggregate: the percentile over the rows' values, interpolated."""
+
+    template = "PERCENTILE_CONT(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression: str, fraction: float) -> None:
+        super().__init__(expression, fraction=fraction)
+
+
+def _run_duration_percentiles(runs: QuerySet[Run]) -> Percentiles:
+    """p50 and p95 of the range's run durations: in the database on PostgreSQL; elsewhere (SQLite has no
+    percentile aggregate) over the range's durations alone, so the cost follows the range, not the history."""
+    if connection.vendor == "postgresql":
+        row = runs.aggregate(
+            n=Count("id"), p50=_PercentileCont("duration_ms", 0.5), p95=_PercentileCont("duration_ms", 0.95)
+        )
+        return Percentiles(row["n"], row["p50"], row["p95"])
+    return percentiles([float(ms) for ms in runs.values_list("duration_ms", flat=True)])

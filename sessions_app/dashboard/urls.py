@@ -66,6 +66,7 @@ urlpatterns = [
     path("settings/api-keys/<int:pk>/revoke", admin.revoke_key, name="api-key-revoke"),
     path("settings/redaction/", admin.redaction, name="redaction"),
     path("settings/retention/", admin.retention, name="retention"),
+    path("settings/costs/", admin.costs, name="costs"),
     # Review (issue 27): scores, comments, mentions, queues, permalinks and share links.
     path("c/<path:conversation_id>/score", review.set_score, name="set-score"),
     path("c/<path:conversation_id>/comment", review.add_comment, name="add-comment"),

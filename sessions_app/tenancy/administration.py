@@ -1,4 +1,5 @@
-"""Tenant administration use cases: members and roles, redaction patterns, retention. Each one is audited."""
+"""Tenant administration use cases: members and roles, redaction patterns, retention, negotiated prices and the
+STUCK threshold. Each one is audited."""
 
 import secrets
 from datetime import timedelta
@@ -14,6 +15,7 @@ from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import Invitation, Membership, Role, Tenant
 from sessions_app.tenancy.api_keys import hash_key
 from sessions_app.tenancy.permissions import ROLE_RANK
+from sessions_app.transcripts.prices import parse_overrides
 
 
 class AdminError(ValueError):
@@ -150,6 +152,25 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor: User) 
             search_index.tenant_patterns_changed(tenant.id)
         # The patterns may describe secrets' shapes: the event records that they changed, not what they are.
         record(tenant, EventClass.REDACTION_CHANGED, actor=actor)
+
+
+def set_costs(
+    tenant: Tenant, stuck_after_hours: int, price_overrides: dict[str, dict[str, str]], *, actor: User
+) -> None:
+    """Save the negotiated prices and the STUCK threshold in one transaction, one audit event per setting that
+    changed (the prices are the tenant's own contract terms: the event says they changed, the page shows them)."""
+    parse_overrides(price_overrides)  # what saves is what ingest can read: a bad price refuses the whole save
+    with transaction.atomic():
+        before = (
+            Tenant.objects.select_for_update().filter(pk=tenant.pk).values("price_overrides", "stuck_after_hours").get()
+        )
+        tenant.price_overrides = price_overrides
+        tenant.stuck_after_hours = stuck_after_hours
+        tenant.save(update_fields=["price_overrides", "stuck_after_hours"])
+        if before["price_overrides"] != price_overrides:
+            record(tenant, EventClass.PRICES_CHANGED, actor=actor)
+        if before["stuck_after_hours"] != stuck_after_hours:
+            record(tenant, EventClass.STUCK_AFTER_CHANGED, actor=actor)
 
 
 def set_retention(tenant: Tenant, days: int | None, *, actor: User) -> None:

@@ -49,6 +49,8 @@ class Action(StrEnum):
     MANAGE_API_KEYS = "manage_api_keys"
     MANAGE_REDACTION = "manage_redaction"
     MANAGE_RETENTION = "manage_retention"
+    # Negotiated model prices and when a quiet run is STUCK (issue 26).
+    MANAGE_COSTS = "manage_costs"
     # Review (issue 27): marks people leave on conversations.
     SCORE_AND_COMMENT = "score_and_comment"
     REVIEW_QUEUE_ITEMS = "review_queue_items"
@@ -73,6 +75,7 @@ MINIMUM_ROLE: dict[Action, str] = {
     Action.MANAGE_API_KEYS: Role.ADMIN,
     Action.MANAGE_REDACTION: Role.ADMIN,
     Action.MANAGE_RETENTION: Role.ADMIN,
+    Action.MANAGE_COSTS: Role.ADMIN,
     Action.SCORE_AND_COMMENT: Role.SUPPORT,
     Action.REVIEW_QUEUE_ITEMS: Role.SUPPORT,
     Action.MANAGE_QUEUES: Role.OPERATOR,

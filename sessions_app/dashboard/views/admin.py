@@ -1,4 +1,4 @@
-"""Tenant admin pages: members and roles, API keys (shown once), redaction patterns, retention."""
+"""Tenant admin pages: members and roles, API keys (shown once), redaction patterns, retention, costs."""
 
 from django.contrib import messages
 from django.http import HttpResponse
@@ -7,7 +7,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions_app.dashboard.forms import ApiKeyForm, InvitationForm, RedactionPatternsForm, RetentionForm, RoleForm
+from sessions_app.dashboard.forms import (
+    ApiKeyForm,
+    CostSettingsForm,
+    InvitationForm,
+    RedactionPatternsForm,
+    RetentionForm,
+    RoleForm,
+    price_lines,
+)
 from sessions_app.models import ApiKey, Invitation, Membership, Role
 from sessions_app.tenancy import administration as tenant_admin
 from sessions_app.tenancy import api_keys as api_key_service
@@ -183,5 +191,26 @@ def retention(request: MemberRequest) -> HttpResponse:
         request,
         "admin_retention.html",
         {"section": "admin", "tab": "retention", "form": form, "expired_count": preview},
+        status=400 if form.errors else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(Action.MANAGE_COSTS)
+def costs(request: MemberRequest) -> HttpResponse:
+    """Negotiated model prices and the hours after which a quiet running run is STUCK."""
+    tenant = request.tenant
+    initial = {"stuck_after_hours": tenant.stuck_after_hours, "prices": price_lines(tenant.price_overrides or {})}
+    form = CostSettingsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        tenant_admin.set_costs(
+            tenant, form.cleaned_data["stuck_after_hours"], form.cleaned_data["prices"], actor=request.user
+        )
+        messages.success(request, "Prices and the STUCK threshold saved.")
+        return redirect("costs")
+    return render(
+        request,
+        "admin_costs.html",
+        {"section": "admin", "tab": "costs", "form": form},
         status=400 if form.errors else 200,
     )

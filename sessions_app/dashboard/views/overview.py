@@ -22,4 +22,5 @@ def overview_page(request: MemberRequest) -> HttpResponse:
         return render(request, "overview.html", context, status=400)
     refresh_tenant_verdicts(request.tenant)  # a run gone quiet is counted STUCK
     context["overview"] = tenant_overview(request.tenant, *form.days())
+    context["base_url"] = request.build_absolute_uri("/").rstrip("/")  # the onboarding panel's real URLs
     return render(request, "overview.html", context)

@@ -97,6 +97,8 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
         Page("api key revoke", f"/settings/api-keys/{key.pk}/revoke", "POST", "admin"),
         Page("redaction", "/settings/redaction/", "GET", "admin"),
         Page("retention", "/settings/retention/", "GET", "admin"),
+        Page("costs", "/settings/costs/", "GET", "admin"),
+        Page("save costs", "/settings/costs/", "POST", "admin", (("stuck_after_hours", "12"), ("prices", "m 1 2"))),
         # Review (issue 27).
         Page("set score", f"/c/{c}/score", "POST", "support", (("name", "helpfulness"), ("value", "4"))),
         Page("add comment", f"/c/{c}/comment", "POST", "support", (("body", "matrix comment"),)),

@@ -10,7 +10,7 @@ def test_the_overview_charts_a_chosen_range_with_its_numbers_as_tables(live_worl
     login("sam")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Overview").click()
     page.wait_for_url(f"{live_server.url}/overview/")
-    assert page.locator("svg.chart").count() == 4
+    assert page.locator("svg.chart").count() == 5
     assert page.get_by_label("Until").input_value()  # the last 30 days by default
     with page.expect_navigation():
         page.get_by_label("From").fill("2026-01-01")
