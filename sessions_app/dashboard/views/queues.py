@@ -34,7 +34,7 @@ def _queue_list(request: MemberRequest, *, error: str = "", source: str = "") ->
     return render(
         request,
         "review_queues.html",
-        {"section": "queues", "rows": rows, "error": error, "source": source, "views": views},
+        {"section": "queues", "rows": rows, "error": error, "source": source, "queue_views": views},
         status=400 if error else 200,
     )
 
