@@ -57,7 +57,7 @@ def list_page(
         "view_query": saved_views.normalized_query(params),
         "save_error": save_error,
         "save_name": save_name,
-        "deletable_views": saved_views.views_of(request.tenant) if request.grants.delete_views else [],
+        "deletable_views": saved_views.views_of(request.tenant) if Action.DELETE_VIEWS in request.grants else [],
     }
     if save_error:
         context["page_url"] = f"/conversations/?{context['view_query']}"

@@ -30,7 +30,7 @@ def _view_source(request: MemberRequest, view: str) -> str:
 
 def _queue_list(request: MemberRequest, *, error: str = "", source: str = "") -> HttpResponse:
     rows = [(queue, queues.progress(request.tenant, queue)) for queue in queues.queues(request.tenant)]
-    views = saved_views.views_of(request.tenant) if request.grants.manage_queues else []
+    views = saved_views.views_of(request.tenant) if Action.MANAGE_QUEUES in request.grants else []
     return render(
         request,
         "review_queues.html",

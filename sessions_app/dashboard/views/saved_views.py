@@ -9,6 +9,7 @@ from input_errors import RejectedInput
 from sessions_app.dashboard import saved_views
 from sessions_app.dashboard.views.conversations import list_page
 from sessions_app.models import SavedView
+from sessions_app.models.saved_views import MAX_VIEW_QUERY
 from sessions_app.tenancy.permissions import Action, MemberRequest, member_view
 from sessions_app.tenancy.scoping import get_scoped_or_404
 
@@ -27,7 +28,7 @@ def create_view(request: MemberRequest) -> HttpResponseBase:
     try:
         view = saved_views.save_view(request.tenant, name, query, actor=request.user)
     except RejectedInput as refused:
-        params = QueryDict(query.lstrip("?")[: saved_views.MAX_VIEW_QUERY])
+        params = QueryDict(query.lstrip("?")[: MAX_VIEW_QUERY])
         return list_page(request, params, save_error=refused.message, save_name=name[:200])
     messages.success(request, f"View {view.name!r} saved; it is in the navigation.")
     return HttpResponseRedirect(saved_views.view_url(view))
