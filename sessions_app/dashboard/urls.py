@@ -16,6 +16,7 @@ from sessions_app.dashboard.views import (
     queues,
     receipts,
     review,
+    saved_views,
     search,
     sharing,
     snapshots,
@@ -32,6 +33,9 @@ urlpatterns = [
     path("", auth.home, name="home"),
     path("tenant/switch", auth.switch, name="switch-tenant"),
     path("conversations/", conversations.conversation_list_page, name="conversations"),
+    path("views/new", saved_views.create_view, name="create-view"),
+    path("views/<int:pk>/", saved_views.open_view, name="saved-view"),
+    path("views/<int:pk>/delete", saved_views.delete_view, name="delete-view"),
     # Conversations and runs are addressed by their own ids (quoted; `path` lets an id hold slashes). Page URLs
     # end with "/" and action URLs do not, so a greedy id never swallows an action. Old numeric URLs redirect.
     path("c/<path:conversation_id>/", conversations.conversation_page, name="conversation"),

@@ -18,6 +18,7 @@ from sessions_app.models.review import (
     ScoreDefinition,
     ShareLink,
 )
+from sessions_app.models.saved_views import SavedView
 from sessions_app.models.store import (
     ApiKey,
     Conversation,
@@ -49,6 +50,7 @@ __all__ = [
     "ReviewQueue",
     "Score",
     "ScoreDefinition",
+    "SavedView",
     "ShareLink",
     "HarnessImportCursor",
     "LoginGate",

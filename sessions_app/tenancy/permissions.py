@@ -57,6 +57,9 @@ class Action(StrEnum):
     MANAGE_QUEUES = "manage_queues"
     MANAGE_SCORE_NAMES = "manage_score_names"
     MANAGE_SHARE_LINKS = "manage_share_links"
+    # Saved views (issue 26): a named list filter in every member's navigation.
+    SAVE_VIEWS = "save_views"
+    DELETE_VIEWS = "delete_views"
 
 
 MINIMUM_ROLE: dict[Action, str] = {
@@ -82,6 +85,10 @@ MINIMUM_ROLE: dict[Action, str] = {
     Action.MANAGE_SCORE_NAMES: Role.ADMIN,
     # A share link lets a conversation leave the tenant, as an export does: admins only, and only once enabled.
     Action.MANAGE_SHARE_LINKS: Role.ADMIN,
+    # A view shows in everyone's navigation, so saving one is an operator's (as filling a queue is); removing
+    # one that others may rely on is an admin's.
+    Action.SAVE_VIEWS: Role.OPERATOR,
+    Action.DELETE_VIEWS: Role.ADMIN,
 }
 
 

@@ -1,6 +1,7 @@
 """Small template filters for the dashboard's badges."""
 
 from django import template
+from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
 from sessions_app.audit.gates import short_principal
@@ -8,6 +9,7 @@ from sessions_app.audit.vocabulary import tone_of
 from sessions_app.dashboard import overview_html
 from sessions_app.dashboard.bar_charts import BarChart
 from sessions_app.dashboard.overview import Table
+from sessions_app.dashboard.saved_views import NavView, nav_views
 
 register = template.Library()
 
@@ -56,3 +58,10 @@ def number_table(table_id: str, table: Table) -> SafeString:
 def get_place(places: dict[int, object], pk: int) -> object:
     """The entry of a dict keyed by row id (templates cannot index by a variable)."""
     return places.get(pk)
+
+
+@register.simple_tag
+def saved_views_nav(request: HttpRequest) -> list[NavView]:
+    """The current tenant's saved views for the navigation (none before `member_view` set a tenant)."""
+    tenant = getattr(request, "tenant", None)
+    return nav_views(tenant, request) if tenant is not None else []

@@ -4,7 +4,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseBase, HttpResponseRedirect, QueryDict
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.urls import reverse
@@ -16,7 +16,7 @@ from sessions_app.audit import service as audit_service
 from sessions_app.audit.events import record_reveal
 from sessions_app.audit.repair_places import unrecorded_calls
 from sessions_app.core import paging
-from sessions_app.dashboard import conversation_list
+from sessions_app.dashboard import conversation_list, saved_views
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.dashboard.history import go_to, wants_fragment
 from sessions_app.dashboard.ids import conversation_url, url_for_pasted_id
@@ -43,8 +43,24 @@ from sessions_app.transcripts.timeline import read_timeline
 @require_GET
 @member_view(Action.READ_CONVERSATIONS)
 def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
-    form = ConversationFilterForm(request.GET, agents=conversation_list.agent_names(request.tenant))
-    context: dict[str, Any] = {"section": "conversations", "form": form}
+    return list_page(request, request.GET)
+
+
+def list_page(
+    request: MemberRequest, params: QueryDict, *, save_error: str = "", save_name: str = ""
+) -> HttpResponseBase:
+    """The list for `params` (the page's query string; a refused "save as view" shows it again with its error)."""
+    form = ConversationFilterForm(params, agents=conversation_list.agent_names(request.tenant))
+    context: dict[str, Any] = {
+        "section": "conversations",
+        "form": form,
+        "view_query": saved_views.normalized_query(params),
+        "save_error": save_error,
+        "save_name": save_name,
+        "deletable_views": saved_views.views_of(request.tenant) if Action.DELETE_VIEWS in request.grants else [],
+    }
+    if save_error:
+        context["page_url"] = f"/conversations/?{context['view_query']}"
     if not form.is_valid():
         context.update(rows=[], next_cursor=None, error=" ".join(str(e) for errs in form.errors.values() for e in errs))
         return render(request, "conversations.html", context, status=400)
@@ -61,7 +77,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
     except RejectedInput as error:
         context.update(rows=[], next_cursor=None, error=error.message)
         return render(request, "conversations.html", context, status=error.status)
-    if query and (target := url_for_pasted_id(request.tenant, query)):
+    if query and not save_error and (target := url_for_pasted_id(request.tenant, query)):
         return go_to(request, target)  # a pasted conversation or run id goes straight to it
     if query:
         # Free text is a ranked search; the list then shows its conversations in rank order, no further pages.
@@ -83,7 +99,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         except paging.BadCursor as error:
             context.update(rows=[], next_cursor=None, error=str(error))
             return render(request, "conversations.html", context, status=400)
-    params = request.GET.copy()
+    params = params.copy()
     params.pop("cursor", None)
     context.update(
         row_scores=review_listing.row_scores(request.tenant, page.conversations),
@@ -97,7 +113,7 @@ def conversation_list_page(request: MemberRequest) -> HttpResponseBase:
         # The infinite-scroll request asks for more rows; a filter change replaces the whole result region.
         partial = "rows" if form.cleaned_data.get("cursor") else "results"
         return render(request, f"conversations.html#{partial}", context)
-    return render(request, "conversations.html", context)
+    return render(request, "conversations.html", context, status=400 if save_error else 200)
 
 
 def _int_param(request: MemberRequest, name: str) -> int | None:

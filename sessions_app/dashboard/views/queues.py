@@ -1,5 +1,5 @@
-"""Review queues: operators fill them from a list filter URL or a search; reviewers (support and up) take the
-next item, score and comment it on the conversation page, and mark it done."""
+"""Review queues: operators fill them from a list filter URL, a saved view or a search; reviewers (support and up)
+take the next item, score and comment it on the conversation page, and mark it done."""
 
 from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -7,7 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from input_errors import RejectedInput
-from sessions_app.dashboard.filter_urls import conversations_for
+from sessions_app.dashboard import saved_views
+from sessions_app.dashboard.filter_urls import conversations_for, saved_view_source
 from sessions_app.dashboard.ids import conversation_url
 from sessions_app.models import ReviewItem, ReviewQueue
 from sessions_app.review import queues
@@ -19,12 +20,21 @@ def _item_url(item: ReviewItem) -> str:
     return f"{conversation_url(item.conversation.external_id)}?review_item={item.pk}#review"
 
 
+def _view_source(request: MemberRequest, view: str) -> str:
+    """The list filter URL of the tenant's saved view `view` (its pk), which the queue records as its source."""
+    found = saved_view_source(request.tenant, f"/views/{view}/") if view.isdigit() else None
+    if found is None:
+        raise RejectedInput("Choose one of this tenant's saved views.")
+    return saved_views.list_url(found)
+
+
 def _queue_list(request: MemberRequest, *, error: str = "", source: str = "") -> HttpResponse:
     rows = [(queue, queues.progress(request.tenant, queue)) for queue in queues.queues(request.tenant)]
+    views = saved_views.views_of(request.tenant) if Action.MANAGE_QUEUES in request.grants else []
     return render(
         request,
         "review_queues.html",
-        {"section": "queues", "rows": rows, "error": error, "source": source},
+        {"section": "queues", "rows": rows, "error": error, "source": source, "queue_views": views},
         status=400 if error else 200,
     )
 
@@ -41,6 +51,8 @@ def queue_list(request: MemberRequest) -> HttpResponse:
 def create_queue(request: MemberRequest) -> HttpResponse:
     source = request.POST.get("source", "")
     try:
+        if view := request.POST.get("view", "").strip():
+            source = _view_source(request, view)
         queue = queues.create_queue(
             request.tenant, request.POST.get("name", ""), source, actor=request.user, select=conversations_for
         )

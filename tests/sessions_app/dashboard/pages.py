@@ -8,7 +8,7 @@ from django.test import Client
 from sessions_app.audit.evidence import add_wait
 from sessions_app.dashboard.filter_urls import conversations_for
 from sessions_app.dashboard.ids import quote_id
-from sessions_app.models import Conversation, Membership, ReviewPolicy, Run, Snapshot, Tenant
+from sessions_app.models import Conversation, Membership, ReviewPolicy, Run, SavedView, Snapshot, Tenant
 from sessions_app.review import comments, queues, scores, share_links
 from sessions_app.review.score_values import ScoreKind, ScoreShape
 from sessions_app.review.targets import Target
@@ -49,6 +49,9 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
         },
     )
     review = _review_objects(tenant, conversation, member)
+    view = SavedView.objects.filter(tenant=tenant, name="matrix").first() or SavedView.objects.create(
+        tenant=tenant, name="matrix", query="state=complete", created_by=member.user
+    )
     c, r = quote_id(conversation.external_id), quote_id(run.run_id)
     return [
         Page("conversation list", "/conversations/", "GET", "support"),
@@ -116,6 +119,10 @@ def tenant_pages(tenant: Tenant, conversation: Conversation) -> list[Page]:
         Page("create share link", f"/c/{c}/share", "POST", "admin"),
         Page("export review", f"/c/{c}/review.json", "GET", "admin"),
         Page("revoke share link", f"/share-links/{review['link']}/revoke", "POST", "admin"),
+        # Saved views (issue 26).
+        Page("saved view", f"/views/{view.pk}/", "GET", "support"),
+        Page("save view", "/views/new", "POST", "operator", (("name", "matrix view"), ("query", "sort=oldest"))),
+        Page("delete view", f"/views/{view.pk}/delete", "POST", "admin"),
     ]
 
 
@@ -165,6 +172,8 @@ OBJECT_PAGES = {
     "create share link",
     "revoke share link",
     "export review",
+    "saved view",
+    "delete view",
 }
 
 RANK = {"support": 1, "operator": 2, "admin": 3}
