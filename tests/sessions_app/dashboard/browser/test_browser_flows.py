@@ -198,6 +198,8 @@ def test_ids_are_copied_pasted_and_opened_by_url(live_world, login, page, live_s
 def test_the_conversation_page_shows_runs_as_a_waterfall_with_token_totals(live_world, login, page, live_server):
     login("olga")
     page.goto(f"{live_server.url}/c/conv-deploy/")
+    if page.locator("details#runs:not([open])").count():  # folded when it would push the transcript down
+        page.locator("details#runs > summary").click()
     table = page.get_by_role("table", name="Runs, steps and tool calls over time")
     expect(table.locator("tr.run")).to_have_count(3)
     assert table.locator("tr.step").count() >= 3
