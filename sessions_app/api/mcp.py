@@ -136,10 +136,12 @@ async def list_conversations(
     sort: Literal["recent", "oldest", "largest"] = "recent",
     limit: int = 50,
     cursor: str | None = None,
+    view: str | None = None,
 ) -> Answer:
-    """Every filter only narrows; pass a previous answer's `next_cursor` as `cursor` for its next page."""
+    """Every filter only narrows, `view` (a saved view's name) too; pass a previous answer's `next_cursor` as
+    `cursor` for its next page."""
     params: dict[str, object] = {"state": state, "agent": agent, "verdict": verdict, "has_repairs": has_repairs}
-    params |= {"since": since, "until": until, "sort": sort, "limit": limit, "cursor": cursor}
+    params |= {"since": since, "until": until, "sort": sort, "limit": limit, "cursor": cursor, "view": view}
     return await _answer(lambda key: reads.list_conversations(key, _params(reads.ConversationListParams, **params)))
 
 

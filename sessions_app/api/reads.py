@@ -32,6 +32,7 @@ from sessions_app.audit.replay import replay_history
 from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
 from sessions_app.core import paging
 from sessions_app.dashboard.conversation_list import SORTS, ConversationFilters, filtered_conversations, page_after
+from sessions_app.dashboard.filter_urls import view_conversations
 from sessions_app.models import ApiKey, Conversation, Run, RunState, Snapshot, ToolEffect, TranscriptEntry
 from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import conversations_readable_by, scoped
@@ -72,6 +73,9 @@ class ConversationListParams(_Params):
     sort: Literal["recent", "oldest", "largest"] = "recent"
     limit: WholeNumber = Field(50, ge=1, le=MAX_LIST_LIMIT)
     cursor: str | None = Field(None, min_length=1, max_length=200, description="The previous page's next_cursor")
+    view: str | None = Field(
+        None, min_length=1, max_length=80, description="A saved view's name: its filters narrow too (sort is ours)"
+    )
 
     PROBLEMS: ClassVar = {
         "state": _choice("state", tuple(RunState.values)),
@@ -205,6 +209,8 @@ def list_conversations(key: ApiKey, params: ConversationListParams) -> dict[str,
     )
     try:
         conversations = filtered_conversations(key.tenant, filters)
+        if params.view:
+            conversations = conversations.filter(pk__in=view_conversations(key.tenant, params.view).values("pk"))
         if (readable := conversations_readable_by(key)) is not None:
             conversations = conversations.filter(pk__in=readable)
         page = page_after(conversations, SORTS[params.sort], params.cursor, params.limit)

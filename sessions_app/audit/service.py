@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
 from sessions_app.audit.inputs import UnknownRun
+from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import (
     ApiKey,
     AuditEvent,
@@ -38,6 +39,7 @@ from sessions_app.models import (
 )
 from sessions_app.tenancy.scoping import conversations_readable_by, scoped
 from sessions_app.transcripts import list_columns
+from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,12 @@ def build_contexts(
         .filter(run__in=run_pks, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
         .values_list("run_id", "facts")
     )
+    # A call a later run answered (approved or denied) no longer waits: only the few runs that ended waiting pay.
+    decided = {
+        run.pk: {a.tool_call_id for a in approvals_of(run) if a.state != AWAITING_APPROVAL}
+        for run in runs
+        if run.pk in pending
+    }
     # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
     owners = dict(
         scoped(Conversation, tenant)
@@ -205,7 +213,9 @@ def build_contexts(
             # No rows means no ledger was ingested for this run, which is not the same as "nothing started".
             tool_effects=run_effects or None,
             unfinished_effects=dict(unfinished.get(run.pk, [])) if run.state != RunState.RUNNING else {},
-            pending_approvals=frozenset(str(call) for call in pending.get(run.pk, []) if call),
+            pending_approvals=frozenset(
+                str(call) for call in pending.get(run.pk, []) if call and call not in decided.get(run.pk, set())
+            ),
             receipts=tuple(receipts.get(run.pk, [])),
             waits=tuple(waits.get(run.pk, [])),
             owner_principal_hash=owners.get(run.conversation_id) or "",
@@ -215,6 +225,20 @@ def build_contexts(
         )
         contexts[run.pk] = (ctx, history.messages)
     return contexts
+
+
+def waiting_runs_of(tenant: Tenant, conversation_ids: Iterable[int], besides: Iterable[int]) -> list[Run]:
+    """The runs of these conversations whose verdict is WAITING on an approval: a new run may answer them."""
+    return list(
+        scoped(Run, tenant)
+        .select_related("conversation", "tenant")
+        .filter(
+            conversation_id__in=set(conversation_ids),
+            pk__in=scoped(RunVerdict, tenant).filter(verdict=Verdict.WAITING).values("run_id"),
+        )
+        .filter(pk__in=scoped(RuntimeSpan, tenant).filter(kind=RuntimeSpan.Kind.APPROVAL_PENDING).values("run_id"))
+        .exclude(pk__in=set(besides))
+    )
 
 
 def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list[ModelMessage]]:

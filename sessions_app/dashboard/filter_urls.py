@@ -84,6 +84,18 @@ def select(tenant: Tenant, params: QueryDict) -> Selection:
     return Selection(tenant, qs, conversation_list.SORTS[form.sort_key()], review)
 
 
+def view_conversations(tenant: Tenant, name: str) -> QuerySet[Conversation]:
+    """The conversations the tenant's saved view `name` selects (its filters, score clauses and search text),
+    unordered; RejectedInput (404) when the tenant has no view of that name."""
+    view = scoped(SavedView, tenant).filter(name__iexact=name.strip()).first()
+    if view is None:
+        raise RejectedInput(f"No saved view named {name.strip()[:80]!r} in this tenant.", status=404)
+    selection = select(tenant, view_params(view))
+    if selection.review.text:
+        return selection.conversations.filter(pk__in=ranked_conversation_ids(tenant, selection.review.text).ids)
+    return selection.conversations
+
+
 def view_params(view: SavedView) -> QueryDict:
     return QueryDict(view.query)
 

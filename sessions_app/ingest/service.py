@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
-from sessions_app.audit.service import History, audit_runs
+from sessions_app.audit.service import History, audit_runs, waiting_runs_of
 from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.payloads import (
     IngestError,
@@ -493,7 +493,10 @@ def _audit(tenant: Tenant, stored: _Stored) -> None:
     histories = {
         run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in stored.latest.items()
     }
-    audit_runs(tenant, list(stored.touched_runs.values()), histories=histories)
+    runs = list(stored.touched_runs.values())
+    # A continuation answers the approval an earlier run ended waiting on: that run's verdict is audited again.
+    waiting = waiting_runs_of(tenant, {run.conversation_id for run in runs}, stored.touched_runs)
+    audit_runs(tenant, runs + waiting, histories=histories)
 
 
 def _note_snapshot_on_run(run: Run, payload: SnapshotPayload) -> None:

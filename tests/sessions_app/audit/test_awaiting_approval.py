@@ -110,6 +110,11 @@ def test_the_continuing_run_resolves_it_in_place(tenant, door, decision, state):
     door.send(body)
     (decided,) = door.approvals(first.run_id)
     assert decided["state"] == state and decided["decided_in_run"] == second.run_id and decided["decided_at"]
+    # The answer is audited into the stored verdicts too: the waiting run and its conversation's list row no
+    # longer say WAITING.
+    run = Run.objects.select_related("conversation").get(tenant=tenant, run_id=first.run_id)
+    assert RunVerdict.objects.get(run=run).verdict != Verdict.WAITING
+    assert run.conversation.worst_verdict != Verdict.WAITING
     member = Client()
     member.force_login(make_member(tenant, "operator"))
     page = member.get(f"/r/{first.run_id}/audit").content.decode()
