@@ -77,8 +77,7 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
                 break
             except httpx.TransportError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    output = server.stdout.read().decode() if server.stdout else ""
-                    pytest.fail(f"the server did not start:\n{output[-3000:]}")
+                    pytest.fail(f"the server did not start:\n{_output(server)[-3000:]}")
                 time.sleep(0.3)
         assert login.status_code == 200 and "csrfmiddlewaretoken" in login.text
         assert "secure" in login.headers.get("set-cookie", "").lower()
@@ -123,6 +122,17 @@ def test_the_server_serves_login_404s_and_static_files(production_env):
         server.wait(timeout=20)
 
 
+def _output(server: subprocess.Popen[bytes]) -> str:
+    """What the server printed, once it is stopped: reading a live server's pipe would wait for ever."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+    try:
+        return (server.communicate(timeout=20)[0] or b"").decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        return "(the server did not stop within 20 s of SIGTERM)"
+
+
 def _fold_workers(group: int) -> set[int]:
     """The `manage.py fold_worker` processes of the server's process group."""
     found = set()
@@ -142,7 +152,7 @@ def _wait_for(predicate, what: str, server) -> None:
     deadline = time.monotonic() + 60
     while not predicate():
         if server.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"{what}:\n{(server.stdout.read().decode() if server.stdout else '')[-3000:]}")
+            pytest.fail(f"{what}:\n{_output(server)[-3000:]}")
         time.sleep(0.3)
 
 
