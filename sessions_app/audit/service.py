@@ -234,6 +234,7 @@ def waiting_runs_of(tenant: Tenant, conversation_ids: Iterable[int], besides: It
         .select_related("conversation", "tenant")
         .filter(
             conversation_id__in=set(conversation_ids),
+            conversation__tenant=tenant,  # the join names the tenant, so it reads one partition
             pk__in=scoped(RunVerdict, tenant).filter(verdict=Verdict.WAITING).values("run_id"),
         )
         .filter(pk__in=scoped(RuntimeSpan, tenant).filter(kind=RuntimeSpan.Kind.APPROVAL_PENDING).values("run_id"))

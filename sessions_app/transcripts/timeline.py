@@ -53,7 +53,7 @@ def read_timeline(
     effects = {
         row[0]: EffectFacts(*row)
         for row in scoped(ToolEffect, tenant)
-        .filter(run__conversation=conversation)
+        .filter(run__in=list(run_ids))  # the runs' pks, not a join: a join would read every tenant's partition
         .order_by("pk")
         .values_list("tool_call_id", "tool_name", "status", "started_at", "ended_at")
     }
