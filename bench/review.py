@@ -23,7 +23,6 @@ Results go to bench/results/review.json and print as the tables docs/BENCHMARKS.
 """
 
 import argparse
-import http.client
 import json
 import os
 import platform
@@ -37,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote, urlencode
+
+from served import ProductionServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / ".data" / "review"
@@ -71,7 +72,7 @@ class Browser:
     """One member's cookies over plain http.client (the server sits behind an assumed TLS proxy, so the secure
     cookies come back on plain HTTP here, as a proxy would pass them)."""
 
-    def __init__(self, server) -> None:
+    def __init__(self, server: ProductionServer) -> None:
         self.server = server
         self.cookies: dict[str, str] = {}
 
@@ -99,49 +100,8 @@ class Browser:
             raise SystemExit(f"login of {username} answered {status}")
 
 
-class Server:
-    """`manage.py serve` on its own port, as bench/security.py runs it, but reading each response body back."""
-
-    def __init__(self, url: str, port: int) -> None:
-        self.port = port
-        data = DATA / "server"
-        data.mkdir(parents=True, exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT", "ALLOWED_HOSTS"}}
-        env.update(
-            DATABASE_URL=url, SECRET_KEY="bench-review-" + "k" * 60, ALLOWED_HOSTS="127.0.0.1",
-            BEHIND_PROXY="true", SESSIONDESK_DATA_DIR=str(data), STATIC_ROOT=f"{data}/static",
-        )  # fmt: skip
-        self.log = (DATA / "server.log").open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.5)
-        self.stop()
-        raise SystemExit("the server did not start (bench/.data/review/server.log)")
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        sent = {"X-Forwarded-Proto": "https", "Host": "127.0.0.1", **(headers or {})}
-        started = time.perf_counter()
-        conn.request(method, path, body=body, headers=sent)
-        response = conn.getresponse()
-        content = response.read()
-        seconds = time.perf_counter() - started
-        conn.close()
-        return response.status, seconds, response, content
-
-    def stop(self) -> None:
-        import signal
-
-        os.killpg(self.process.pid, signal.SIGTERM)
-        self.process.wait(timeout=30)
+def start_server(url: str, port: int) -> ProductionServer:
+    return ProductionServer(url, port, DATA / "server", "bench-review-", log=(DATA / "server.log").open("w"))
 
 
 def manage(url: str, *args: str, stdin: str | None = None) -> str:
@@ -216,7 +176,7 @@ def run_snapshot(conversation: str, run: int, messages: int, at: datetime) -> di
     }
 
 
-def build(url: str, server: Server, slug: str, runs: int, messages: int, rng: random.Random) -> dict:
+def build(url: str, server: ProductionServer, slug: str, runs: int, messages: int, rng: random.Random) -> dict:
     conversations = [f"{slug}-{n:05d}" for n in range(max(1, runs // RUNS_PER_CONVERSATION))]
     manage(url, "create_tenant", slug, "--name", slug)
     member = f"bench-{slug}"
@@ -353,7 +313,7 @@ def main() -> None:
         "load_average_at_start": os.getloadavg(),
         "sizes": [],
     }
-    server = Server(args.database, args.port)
+    server = start_server(args.database, args.port)
     try:
         for runs in args.sizes:
             slug = f"review-{runs}"

@@ -11,14 +11,11 @@ and the light request's median and worst latency; writes bench/results/security.
 
 import argparse
 import base64
-import http.client
 import json
 import os
 import platform
-import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+
+from served import ProductionServer  # noqa: E402  (bench/ is on the path from here)
 
 
 def _project_first() -> None:
@@ -63,48 +62,6 @@ def prepare(url: str) -> tuple[str, str]:
     return create_api_key(plain, "server")[1], create_api_key(pattern, "server")[1]
 
 
-class Server:
-    def __init__(self, url: str) -> None:
-        self.port = _port()
-        data = tempfile.mkdtemp(prefix="sd-bench-security-")
-        env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT", "ALLOWED_HOSTS"}}
-        env.update(
-            DATABASE_URL=url, SECRET_KEY="bench-security-" + "k" * 60, ALLOWED_HOSTS="127.0.0.1",
-            BEHIND_PROXY="true", SESSIONDESK_DATA_DIR=data, STATIC_ROOT=f"{data}/static",
-        )  # fmt: skip
-        self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", "2"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.5)
-        self.stop()
-        raise SystemExit("the server did not start")
-
-    def request(
-        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-        chunked: bool = False,
-    ) -> tuple[int, float]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        started = time.perf_counter()
-        sent = {"X-Forwarded-Proto": "https", "Host": "127.0.0.1", **(headers or {})}
-        conn.request(method, path, body=iter([body]) if chunked and body else body, headers=sent,
-                     encode_chunked=chunked)  # fmt: skip
-        response = conn.getresponse()
-        response.read()
-        conn.close()
-        return response.status, time.perf_counter() - started
-
-    def stop(self) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-        self.process.wait(timeout=30)
-
-
 def _snapshot(conversation: str, text: str) -> bytes:
     messages = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": text}]}]
     return json.dumps({"conversation_id": conversation, "run_id": f"{conversation}-r", "messages": messages}).encode()
@@ -118,8 +75,13 @@ def inputs(plain: str, pattern: str) -> list[tuple[str, str, str, bytes | None, 
     usage = json.loads(_snapshot("sec-tokens", "tokens"))
     usage["messages"].append({"kind": "response", "parts": [{"part_kind": "text", "content": "ok"}],
                               "usage": {"input_tokens": 2**70}})  # fmt: skip
-    big = {"conversation_id": "sec-big", "run_id": "sec-big-r", "messages": [
-        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "x" * 2_000_000}]} for _ in range(4)]}
+    big = {
+        "conversation_id": "sec-big",
+        "run_id": "sec-big-r",
+        "messages": [
+            {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "x" * 2_000_000}]} for _ in range(4)
+        ],
+    }
     return [
         ("invalid JSON: 65,000 escaped quotes", "POST", "/api/v1/snapshots", b'"' + b'\\"' * 65_000, server_json,
          False, 400),
@@ -154,7 +116,8 @@ def main() -> None:
     parser.add_argument("--database", default="postgres://root@127.0.0.1:5432/sd_bench_security")
     args = parser.parse_args()
     plain, pattern = prepare(args.database)
-    server = Server(args.database)
+    data = Path(tempfile.mkdtemp(prefix="sd-bench-security-"))
+    server = ProductionServer(args.database, _port(), data, "bench-security-")
     try:
         json_headers = {"Content-Type": "application/json"}
         seeds = [
@@ -163,7 +126,7 @@ def main() -> None:
         ]
         for key, body in seeds:
             headers = {**json_headers, "Authorization": f"Bearer {key}"}
-            status, _ = server.request("POST", "/api/v1/snapshots", body, headers)
+            status = server.request("POST", "/api/v1/snapshots", body, headers)[0]
             assert status in (200, 201), status
         light: list[float] = []
         stop = threading.Event()
@@ -177,7 +140,7 @@ def main() -> None:
         poller.start()
         rows = []
         for name, method, path, body, headers, chunked, expected in inputs(plain, pattern):
-            status, seconds = server.request(method, path, body, headers, chunked)
+            status, seconds = server.request(method, path, body, headers, chunked)[:2]
             rows.append({"input": name, "expected": expected, "status": status, "seconds": round(seconds, 3)})
         # The 420 prefixes eight at once (41.9 s each): the slowest of the eight.
         name, method, path, body, headers, chunked, expected = next(
@@ -185,7 +148,7 @@ def main() -> None:
         )
         answers: list[tuple[int, float]] = []
         searches = [
-            threading.Thread(target=lambda: answers.append(server.request(method, path, body, headers, chunked)))
+            threading.Thread(target=lambda: answers.append(server.request(method, path, body, headers, chunked)[:2]))
             for _ in range(8)
         ]
         for thread in searches:
