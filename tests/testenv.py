@@ -5,8 +5,13 @@ cookies and hosts (the test client and the browser tests speak HTTP to localhost
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-0123456789")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 os.environ.setdefault("SECURE_COOKIES", "false")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+# Never the checkout's own staticfiles/: once `manage.py serve` has collected a manifest there, pages would name
+# hashed files that the live server's static handler cannot find, and a checkout would test unlike a fresh clone.
+os.environ.setdefault("STATIC_ROOT", os.path.join(tempfile.gettempdir(), f"sessiondesk-test-static-{os.getpid()}"))
+os.makedirs(os.environ["STATIC_ROOT"], exist_ok=True)

@@ -20,6 +20,12 @@ from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.tenancy.scoping import scoped
 
 DEMO_TENANTS = {"acme": "Acme Corp", "globex": "Globex"}
+# The demo's agents run on FunctionModels that no price list knows: the demo tenants carry negotiated prices for them
+# (USD per million tokens, as an admin sets on Admin · Prices), so the list and the overview show costs.
+DEMO_PRICES = {
+    "scenario-model": {"input": "3", "output": "15", "cache_read": "0.3"},
+    "scenario-summarizer": {"input": "0.25", "output": "2"},
+}
 DEMO_PASSWORD = "sessiondesk-demo"  # noqa: S105  # the demo's sign-in, printed by this command: not a secret
 
 
@@ -66,7 +72,7 @@ class Command(BaseCommand):
         keys = {}
         with transaction.atomic():
             for slug, name in DEMO_TENANTS.items():
-                tenant = Tenant.objects.create(slug=slug, name=name)
+                tenant = Tenant.objects.create(slug=slug, name=name, price_overrides=DEMO_PRICES)
                 keys[slug] = create_api_key(tenant, "server", "demo server key")[1]
                 payloads = payloads_by_tenant.get(slug, [])
                 # The last conversation of each tenant arrived from a browser: client-supplied, untrusted.

@@ -4,9 +4,11 @@ Set SESSIONDESK_SCREENSHOTS=<dir> to save a PNG of each main view while the test
 """
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from tests.sessions_app.dashboard.conftest import PASSWORD, build_world
 
@@ -43,6 +45,19 @@ def chromium():
 @pytest.fixture
 def live_world(transactional_db, live_server):
     return build_world()
+
+
+@pytest.fixture
+def demo(transactional_db, live_server, monkeypatch):
+    """`seed_demo` as `make run` runs it, on its first three conversations (demo-0-001 has five runs). Its agents
+    run their own event loop, which Playwright's running loop refuses in this thread: they record in another."""
+    from sessions_app.demo import scenarios  # the harness is an optional extra: only the demo's tests need it
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        payloads = pool.submit(scenarios.demo_payloads, 3).result()
+    monkeypatch.setattr(scenarios, "demo_payloads", lambda count: payloads)
+    with open(os.devnull, "w") as quiet:
+        call_command("seed_demo", conversations=3, stdout=quiet)
 
 
 @pytest.fixture

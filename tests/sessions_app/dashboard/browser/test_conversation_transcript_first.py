@@ -2,31 +2,15 @@
 permalink stays in view (B7), the waterfall is scaled per run with the open-ended run clipped and marked (B4), and
 the interrupted call only a snapshot holds is in the timeline (B15)."""
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
-from sessions_app.demo import scenarios
 from sessions_app.management.commands.seed_demo import DEMO_PASSWORD
 from sessions_app.models import Conversation
 
 pytestmark = pytest.mark.browser
 
 WIDE = {"width": 1440, "height": 900}
-
-
-@pytest.fixture
-def demo(transactional_db, live_server, monkeypatch):
-    """`seed_demo` as `make run` runs it, on its first three conversations (demo-0-001 has five runs). Its agents
-    run their own event loop, which Playwright's running loop refuses in this thread: they record in another."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        payloads = pool.submit(scenarios.demo_payloads, 3).result()
-    monkeypatch.setattr(scenarios, "demo_payloads", lambda count: payloads)
-    with open(os.devnull, "w") as quiet:
-        call_command("seed_demo", conversations=3, stdout=quiet)
 
 
 def _open(page, login, path: str, user: str):
