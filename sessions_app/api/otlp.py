@@ -15,9 +15,8 @@ from django.views.decorators.http import require_POST
 from input_errors import RejectedInput
 from sessions_app.api.auth import ApiRequest, api_key_required
 from sessions_app.api.body import read_body
-from sessions_app.ingest.otlp import decode_export
 from sessions_app.ingest.otlp_wire import PROTOBUF, error_body, inflate, parse_request, request_encoding, response_body
-from sessions_app.ingest.traces import ingest_traces
+from sessions_app.ingest.traces import ingest_export
 
 
 def otlp_refusal(request: HttpRequest, status: int, message: str) -> HttpResponse:
@@ -50,8 +49,8 @@ def _authenticated_export(request: ApiRequest) -> HttpResponse:
         encoding = request_encoding(request.content_type or "")
         limit = settings.SESSIONDESK_MAX_PAYLOAD_BYTES
         data = inflate(read_body(request), request.headers.get("Content-Encoding", ""), limit)
-        decoded = decode_export(parse_request(data, encoding))
-        stored = ingest_traces(request.tenant, decoded, source=request.api_key.kind, api_key=request.api_key)
+        export = parse_request(data, encoding)
+        stored = ingest_export(request.tenant, export, source=request.api_key.kind, api_key=request.api_key)
     except RejectedInput as error:
         # OTLP's own refusal: a google.rpc.Status in the request's encoding, not the API's JSON error.
         return HttpResponse(

@@ -13,9 +13,12 @@ a request from the model-request span that sent it. Messages inherited from earl
 already known (the conversation's stored transcript, earlier runs of the same export) when their content is the
 same, so a threaded run repeats its history byte for byte and recovery sees the same messages again.
 
-Every span is either used or counted as rejected with the reason (OTLP partial success): spans not from
-pydantic-ai, runs without message content (instrumentation with `include_content=False`), and pydantic-ai spans
-whose run span is not in the export.
+Every span is either used, kept, or counted as rejected with the reason (OTLP partial success): spans not from
+pydantic-ai and runs without message content (instrumentation with `include_content=False`) are rejected.
+pydantic-ai spans whose run span is not in the export are kept (`DecodedExport.orphans`): SimpleSpanProcessor
+exports each span as it ends, so a run's model-request and tool spans arrive before its run span, and
+`ingest.traces` stores them as pending spans and hands them back (`earlier`) when the run span arrives, so the
+run comes out as if its spans had come in one export.
 """
 
 import base64
@@ -25,6 +28,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from pydantic import ValidationError
@@ -92,6 +96,8 @@ class TracedRun:
 class DecodedExport:
     runs: list[TracedRun] = field(default_factory=list)
     rejected: Counter[str] = field(default_factory=Counter)  # reason -> spans
+    orphans: list[SpanFacts] = field(default_factory=list)  # this export's pydantic-ai spans without their run
+    attached: set[tuple[str, str]] = field(default_factory=set)  # the earlier spans a run of this export used
 
     def reject(self, reason: str, count: int = 1) -> None:
         self.rejected[reason] += count
@@ -104,10 +110,17 @@ class DecodedExport:
         return "; ".join(f"{count} span(s) {reason}" for reason, count in self.rejected.items())
 
 
-def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
-    """The pydantic-ai runs an export carries, and the spans it does not use with the reason."""
+def decode_export(request: ExportTraceServiceRequest, earlier: Sequence[SpanFacts] = ()) -> DecodedExport:
+    """The pydantic-ai runs an export carries, the spans it does not use with the reason, and its pydantic-ai spans
+    whose run span is not in it (kept for a later export). `earlier` are spans kept from earlier exports of the
+    same traces: a run of this export uses them as if they were in it, in any order of arrival."""
+    return decode_spans(spans_of(request), earlier)
+
+
+def decode_spans(spans: Sequence[SpanFacts], earlier: Sequence[SpanFacts] = ()) -> DecodedExport:
     decoded = DecodedExport()
-    spans = spans_of(request)
+    sent = {(span.trace_id, span.span_id) for span in spans}
+    spans = [*spans, *(span for span in earlier if (span.trace_id, span.span_id) not in sent)]
     ours = []
     for span in spans:
         # By scope, not by GenAI operation names: a provider SDK's own instrumentation (OpenAI's, say) emits
@@ -127,10 +140,15 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
     for span in ours:
         if span.operation == RUN_OPERATION:
             continue
+        key = (span.trace_id, span.span_id)
         run_key = _run_of(span, by_id, runs, by_call)
         if run_key is None:
-            decoded.reject(f"of pydantic-ai ('{span.operation or span.name[:40]}') without their agent-run span")
-        elif span.operation in (MODEL_OPERATION, TOOL_OPERATION) or span.name in RUNTIME_SPANS:
+            if key in sent:  # an earlier span still without its run stays kept as it is
+                decoded.orphans.append(span)
+            continue
+        if key not in sent:
+            decoded.attached.add(key)
+        if span.operation in (MODEL_OPERATION, TOOL_OPERATION) or span.name in RUNTIME_SPANS:
             children[run_key].append(span)
         # Other pydantic-ai spans inside a run (a tools group, an output validation) carry nothing stored: they
         # belong to a run that is stored, so they are not refused.
@@ -145,6 +163,36 @@ def decode_export(request: ExportTraceServiceRequest) -> DecodedExport:
             for reason in run.refused_tools:
                 decoded.reject(reason)
     return decoded
+
+
+def span_json(span: SpanFacts) -> dict[str, Json]:
+    """A span as JSON, to keep it until its run span arrives (`span_of` reads it back)."""
+    return {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "scope": span.scope,
+        "started_at": span.started_at.isoformat(),
+        "ended_at": span.ended_at.isoformat(),
+        "failed": span.failed,
+        "attributes": dict(span.attributes),
+    }
+
+
+def span_of(data: Mapping[str, Json]) -> SpanFacts:
+    attributes = data["attributes"]
+    return SpanFacts(
+        trace_id=str(data["trace_id"]),
+        span_id=str(data["span_id"]),
+        parent_span_id=str(data["parent_span_id"]),
+        name=str(data["name"]),
+        scope=str(data["scope"]),
+        started_at=datetime.fromisoformat(str(data["started_at"])),
+        ended_at=datetime.fromisoformat(str(data["ended_at"])),
+        failed=bool(data["failed"]),
+        attributes=attributes if isinstance(attributes, dict) else {},
+    )
 
 
 def _run_of(

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
@@ -55,7 +55,8 @@ WRITE_ATTEMPTS = 5
 _sqlite_writer = threading.Lock()
 
 
-def _one_writer() -> AbstractContextManager[object]:
+def one_writer() -> AbstractContextManager[object]:
+    """SQLite has one writer at a time: this process's writers take turns (PostgreSQL locks rows instead)."""
     return _sqlite_writer if connection.vendor == "sqlite" else nullcontext()
 
 
@@ -267,22 +268,24 @@ def ingest_snapshots(
     tool_effects: Sequence[ToolEffectPayload] = (),
     runtime_spans: Sequence[RuntimeSpanPayload] = (),
     api_key: ApiKey | None = None,
+    also: Callable[[], object] | None = None,
 ) -> IngestResult:
     """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
 
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
     anything raises IngestError and leaves the database as it was. `api_key` is the key that wrote the batch
     (None for imports); a snapshot's principal is stored as a keyed hash and claims an unowned conversation.
+    `also` runs last in the same transaction (and again on a retry): the OTLP door's pending spans.
     """
     for payload in payloads:
         check_snapshot_size(payload, settings.SESSIONDESK_MAX_SNAPSHOT_MESSAGES)
     prepared = [_prepare(payload) for payload in payloads]
     if connection.in_atomic_block:
         # Part of a caller's transaction (seed_demo): a failed attempt cannot be retried on its own.
-        return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans)
+        return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also)
     for attempt in range(WRITE_ATTEMPTS):
         try:
-            return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans)
+            return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also)
         except (OperationalError, IntegrityError) as error:
             # A locked SQLite database, a PostgreSQL deadlock or serialization failure, or a unique key another
             # writer took between our read and our write: the transaction rolled back whole, so try again.
@@ -310,10 +313,11 @@ def _ingest(
     tool_effects: Sequence[ToolEffectPayload],
     api_key: ApiKey | None,
     runtime_spans: Sequence[RuntimeSpanPayload] = (),
+    also: Callable[[], object] | None = None,
 ) -> IngestResult:
     """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
-    with _one_writer(), transaction.atomic():
+    with one_writer(), transaction.atomic():
         runs = _locked_runs(tenant, prepared, tool_effects, source, api_key)
         fresh = _fresh(tenant, prepared, runs, result)
         message_ids, result.new_messages = _store_messages(tenant, fresh)
@@ -331,6 +335,8 @@ def _ingest(
         _recover(tenant, stored)
         list_columns.note_runs(tenant, {run.conversation_id for run in stored.touched_runs.values()})
         _audit(tenant, stored)
+        if also is not None:
+            also()
     return result
 
 

@@ -4,17 +4,42 @@ stores a snapshot.
 
 The one thing read here first: copies of messages a run inherited, from its conversation's stored transcript, so
 a run threaded through `message_history` repeats the stored messages (with their times, usage and ids) instead of
-the bare content its trace carries.
+the bare content its trace carries. And the spans kept from earlier exports of the traces whose run spans this
+export carries (`PendingSpan`): SimpleSpanProcessor sends a run's model-request and tool spans before its run span,
+to whichever worker takes the request, so they wait in the database, not in a process. A pending span is deleted
+when a run uses it, in the transaction that stores the run; one whose run span has not come within
+`PENDING_SPAN_AGE` is deleted by the next export of its tenant that keeps spans (a run span longer in coming means
+a run that lasted longer than that: its messages are still stored exactly, only its steps' usage and times are
+lost, as before pending spans were kept).
 """
 
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
+from functools import reduce
+from operator import or_
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from model_messages.serialization import load_message
 from sessions_app.ingest.message_memo import MEMO
-from sessions_app.ingest.otlp import DecodedExport, KnownMessages, snapshot_data, validate
+from sessions_app.ingest.otlp import (
+    PYDANTIC_AI_SCOPE,
+    RUN_OPERATION,
+    DecodedExport,
+    KnownMessages,
+    decode_spans,
+    snapshot_data,
+    span_json,
+    span_of,
+    validate,
+)
+from sessions_app.ingest.otlp_wire import SpanFacts, spans_of
 from sessions_app.ingest.payloads import (
     IngestError,
     RuntimeSpanPayload,
@@ -22,11 +47,12 @@ from sessions_app.ingest.payloads import (
     ToolEffectPayload,
     parse_snapshot,
 )
-from sessions_app.ingest.service import IngestResult, ingest_snapshots
-from sessions_app.models import ApiKey, Conversation, Tenant, TranscriptEntry
+from sessions_app.ingest.service import IngestResult, ingest_snapshots, one_writer
+from sessions_app.models import ApiKey, Conversation, PendingSpan, Tenant, TranscriptEntry
 from sessions_app.tenancy.scoping import scoped
 
 _CACHE_CONVERSATIONS = 256  # conversations whose stored copies a process keeps
+PENDING_SPAN_AGE = timedelta(hours=24)  # how long a span waits for its run span
 
 
 @dataclass
@@ -93,9 +119,48 @@ def _stored_transcripts(tenant: Tenant, conversation_ids: Iterable[str]) -> dict
     }
 
 
+def ingest_export(
+    tenant: Tenant, request: ExportTraceServiceRequest, *, source: str, api_key: ApiKey | None
+) -> TraceIngest:
+    """An export's runs with the spans kept for them from earlier exports (of this tenant only), stored; its spans
+    still without their run span kept, in the same transaction."""
+    spans = spans_of(request)
+    traces = {s.trace_id for s in spans if s.scope == PYDANTIC_AI_SCOPE and s.operation == RUN_OPERATION}
+    earlier = _pending_spans(tenant, traces)
+    decoded = decode_spans(spans, earlier)
+    return ingest_traces(tenant, decoded, source=source, api_key=api_key)
+
+
+def _pending_spans(tenant: Tenant, traces: set[str]) -> list[SpanFacts]:
+    if not traces:
+        return []
+    rows = scoped(PendingSpan, tenant).filter(trace_id__in=sorted(traces)).order_by("id").values_list("span", flat=True)
+    return [span_of(data) for data in rows]
+
+
+def _keep_pending(tenant: Tenant, decoded: DecodedExport) -> None:
+    """Delete the pending spans a run of this export used, keep its spans still without their run (a re-sent
+    one is kept once), and delete, when keeping any, the tenant's pending spans older than `PENDING_SPAN_AGE`."""
+    if decoded.attached:
+        used = reduce(or_, (Q(trace_id=trace, span_id=span) for trace, span in sorted(decoded.attached)))
+        scoped(PendingSpan, tenant).filter(used).delete()
+    if decoded.orphans:
+        now = timezone.now()
+        scoped(PendingSpan, tenant).filter(received_at__lt=now - PENDING_SPAN_AGE).delete()
+        PendingSpan.objects.bulk_create(
+            [
+                PendingSpan(tenant=tenant, trace_id=s.trace_id, span_id=s.span_id, received_at=now, span=span_json(s))
+                for s in decoded.orphans
+            ],
+            ignore_conflicts=True,
+            batch_size=500,
+        )
+
+
 def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_key: ApiKey | None) -> TraceIngest:
-    """Store every run of the export in one ingest (one transaction); a run that fails validation is counted
-    with the rejected spans, naming the problem, and the others are stored."""
+    """Store every run of the export in one ingest (one transaction, which also keeps and drops its pending
+    spans); a run that fails validation is counted with the rejected spans, naming the problem, and the others
+    are stored."""
     inheriting = {run.conversation_id for run in decoded.runs if run.new_message_index > 0}
     known = _stored_transcripts(tenant, inheriting)
     payloads: list[SnapshotPayload] = []
@@ -130,7 +195,11 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
             tool_effects=effects,
             runtime_spans=runtime,
             api_key=api_key,
+            also=lambda: _keep_pending(tenant, decoded),
         )
+    elif decoded.orphans or decoded.attached:
+        with one_writer(), transaction.atomic():
+            _keep_pending(tenant, decoded)
     return TraceIngest(result, decoded.rejected_spans, decoded.message())
 
 

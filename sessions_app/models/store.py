@@ -336,3 +336,21 @@ class HarnessImportCursor(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "store"], name="harnesscursor_unique_store")]
+
+
+class PendingSpan(models.Model):
+    """A pydantic-ai span that arrived before its run span (SimpleSpanProcessor exports each span as it ends, so
+    a run's model-request and tool spans come first), kept as `ingest.otlp.span_json` until the run span arrives
+    (then deleted) or until `ingest.traces.PENDING_SPAN_AGE` has passed (an orphan whose run span never came)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    trace_id = models.CharField(max_length=32)
+    span_id = models.CharField(max_length=16)
+    received_at = models.DateTimeField(default=timezone.now)
+    span = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "trace_id", "span_id"], name="pendingspan_unique_span")
+        ]
+        indexes = [models.Index(fields=["tenant", "received_at"], name="pendingspan_tenant_age")]
