@@ -499,9 +499,9 @@ def _answers(stored: _Stored) -> list[Answer]:
         run = snapshot.run
         for message, dumped in zip(item.payload.messages, item.dumped, strict=True):
             calls = {
-                str(part.tool_call_id)
+                str(call)
                 for part in message.parts
-                if getattr(part, "part_kind", "") in ANSWER_KINDS and getattr(part, "tool_call_id", None)
+                if getattr(part, "part_kind", "") in ANSWER_KINDS and (call := getattr(part, "tool_call_id", None))
             }
             if calls:
                 data = json.loads(dumped)

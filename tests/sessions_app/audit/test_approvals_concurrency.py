@@ -10,7 +10,7 @@ from django.db import connection
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from sessions_app.audit.vocabulary import Verdict
-from sessions_app.models import RunVerdict, RuntimeSpan
+from sessions_app.models import RuntimeSpan, RunVerdict
 from sessions_app.tenancy.api_keys import create_api_key
 from tests.sessions_app.audit.test_approvals_cost import answer, wait
 

@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 from sessions_app.audit.vocabulary import Verdict
 from sessions_app.ingest import service
 from sessions_app.ingest.payloads import RuntimeSpanPayload, SnapshotPayload
-from sessions_app.models import Run, RunVerdict, RuntimeSpan
+from sessions_app.models import Run, RuntimeSpan, RunVerdict
 from sessions_app.transcripts.runtime_spans import approvals_of
 
 pytestmark = pytest.mark.django_db
