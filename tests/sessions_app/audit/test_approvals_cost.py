@@ -125,3 +125,20 @@ def test_a_pending_span_arriving_after_its_answer_is_decided_on_arrival(tenant):
     wait(tenant, "late", "waiting")
     (approval,) = approvals_of(Run.objects.select_related("tenant").get(run_id="waiting"))
     assert approval.state == "approved" and approval.decided_in_run == "continuing"
+
+
+def test_the_backfill_decides_calls_answered_before_decisions_were_stored(tenant):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    wait(tenant, "old", "waiting")
+    wait(tenant, "old", "forever", call_id="call-never")
+    service.ingest_snapshots(tenant, [answer("old", "continuing", minutes=5)], source="server", via="api")
+    for span in RuntimeSpan.objects.filter(kind=RuntimeSpan.Kind.APPROVAL_PENDING):  # as a database before 0021
+        span.facts = {k: v for k, v in span.facts.items() if k not in {"state", "decided_in_run", "decided_at"}}
+        span.save()
+    import_module("sessions_app.migrations.0021_approval_decisions").backfill(apps, None)
+    decided = {s.run.run_id: s.facts for s in RuntimeSpan.objects.select_related("run")}
+    assert decided["waiting"]["state"] == "approved" and decided["waiting"]["decided_in_run"] == "continuing"
+    assert "state" not in decided["forever"]
