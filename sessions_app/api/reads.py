@@ -83,6 +83,9 @@ class ConversationListParams(_Params):
         "has_repairs": lambda name, field, raw: f"'{name}' must be true or false, got {str(raw)[:40]!r}.",
         "sort": _choice("sort", tuple(SORTS)),
         "agent": _too_long,
+        "view": lambda name, field, raw: (
+            f"'view' is {len(str(raw))} characters long; a saved view's name is at most 80."
+        ),
         **_PAGE_PROBLEMS,
     }
     KEEP_EMPTY = ("cursor",)

@@ -18,7 +18,6 @@ from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
 from sessions_app.audit.inputs import UnknownRun
-from sessions_app.audit.vocabulary import Verdict
 from sessions_app.models import (
     ApiKey,
     AuditEvent,
@@ -225,21 +224,6 @@ def build_contexts(
         )
         contexts[run.pk] = (ctx, history.messages)
     return contexts
-
-
-def waiting_runs_of(tenant: Tenant, conversation_ids: Iterable[int], besides: Iterable[int]) -> list[Run]:
-    """The runs of these conversations whose verdict is WAITING on an approval: a new run may answer them."""
-    return list(
-        scoped(Run, tenant)
-        .select_related("conversation", "tenant")
-        .filter(
-            conversation_id__in=set(conversation_ids),
-            conversation__tenant=tenant,  # the join names the tenant, so it reads one partition
-            pk__in=scoped(RunVerdict, tenant).filter(verdict=Verdict.WAITING).values("run_id"),
-        )
-        .filter(pk__in=scoped(RuntimeSpan, tenant).filter(kind=RuntimeSpan.Kind.APPROVAL_PENDING).values("run_id"))
-        .exclude(pk__in=set(besides))
-    )
 
 
 def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list[ModelMessage]]:

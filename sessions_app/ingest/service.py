@@ -5,6 +5,7 @@ adapter, the importers and the demo seed call, with payloads parsed by `sessions
 """
 
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -19,7 +20,7 @@ from django.utils import timezone
 
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
-from sessions_app.audit.service import History, audit_runs, waiting_runs_of
+from sessions_app.audit.service import History, audit_runs
 from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.payloads import (
     IngestError,
@@ -44,8 +45,10 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.tenancy.api_keys import refuse_foreign_writes
+from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
+from sessions_app.transcripts.runtime_spans import ANSWER_KINDS, Answer, answers_in_history, store_decisions
 from sessions_app.transcripts.store import NewSnapshot, update_transcript
 
 logger = logging.getLogger(__name__)
@@ -334,7 +337,7 @@ def _ingest(
         )
         _recover(tenant, stored)
         list_columns.note_runs(tenant, {run.conversation_id for run in stored.touched_runs.values()})
-        _audit(tenant, stored)
+        _audit(tenant, stored, runtime_spans)
         if also is not None:
             also()
     return result
@@ -494,14 +497,42 @@ def _recover(tenant: Tenant, stored: _Stored) -> None:
         update_transcript(batch[0].run.conversation, batch, validated, prices)
 
 
-def _audit(tenant: Tenant, stored: _Stored) -> None:
+def _answers(stored: _Stored) -> list[Answer]:
+    """The tool results and retry prompts of the batch's new snapshots, by call: the answers a waiting run may
+    get, read from the messages just stored (never from the conversation's history)."""
+    answers = []
+    for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True):
+        run = snapshot.run
+        for message, dumped in zip(item.payload.messages, item.dumped, strict=True):
+            calls = {
+                str(call)
+                for part in message.parts
+                if getattr(part, "part_kind", "") in ANSWER_KINDS and (call := getattr(part, "tool_call_id", None))
+            }
+            if calls:
+                data = json.loads(dumped)
+                timestamp = getattr(message, "timestamp", None)
+                answers += [Answer(call, run.pk, run.run_id, run.started_at, timestamp, data) for call in sorted(calls)]
+    return answers
+
+
+def _audit(tenant: Tenant, stored: _Stored, runtime_spans: Sequence[RuntimeSpanPayload]) -> None:
     """Audit every run the batch touched, each run's latest snapshot of the batch as its history."""
     histories = {
         run_pk: History(tuple(item.dumped), list(item.payload.messages)) for run_pk, item in stored.latest.items()
     }
     runs = list(stored.touched_runs.values())
-    # A continuation answers the approval an earlier run ended waiting on: that run's verdict is audited again.
-    waiting = waiting_runs_of(tenant, {run.conversation_id for run in runs}, stored.touched_runs)
+    conversations = {run.conversation_id for run in runs}
+    # A continuation answers the approval an earlier run ended waiting on: the decision is stored once, from the
+    # batch's new answers, and only the runs it decides are audited again.
+    decided = store_decisions(tenant, conversations, _answers(stored))
+    # A pending span that came in after its answer (an export sent late) looks its answer up once, on arrival.
+    late = {span.run_id for span in runtime_spans if span.kind == RuntimeSpan.Kind.APPROVAL_PENDING}
+    for run in scoped(Run, tenant).filter(run_id__in=late).select_related("tenant"):
+        decided |= store_decisions(tenant, {run.conversation_id}, answers_in_history(run))
+    waiting = list(
+        scoped(Run, tenant).select_related("conversation", "tenant").filter(pk__in=decided - stored.touched_runs.keys())
+    )
     audit_runs(tenant, runs + waiting, histories=histories)
 
 

@@ -4,11 +4,12 @@ calls a run ended waiting on for approval with what became of them."""
 
 import json
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessions_app.models import Conversation, Run, RuntimeSpan, Snapshot, ToolEffect, TranscriptEntry
+from sessions_app.models import Conversation, Run, RuntimeSpan, Snapshot, Tenant, ToolEffect, TranscriptEntry
 from sessions_app.models.store import MessageRole
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts.run_timeline import ReviewFacts
@@ -143,28 +144,96 @@ def _decision(message: Any, tool_call_id: str, ran: bool | None) -> str:
     return ""
 
 
-def approvals_of(run: Run) -> list[Approval]:
-    """The run's pending calls, each resolved by the first answer a later run of its conversation holds."""
-    tenant = run.tenant
-    pending = list(
+@dataclass(frozen=True)
+class Answer:
+    """A tool result (or retry prompt) for call `tool_call_id` in run `run_pk`, with its message as JSON."""
+
+    tool_call_id: str
+    run_pk: int
+    run_id: str
+    run_started_at: datetime
+    timestamp: datetime | None
+    message: Any
+
+
+ANSWER_KINDS = ("tool-return", "retry-prompt")
+
+
+def store_decisions(tenant: Tenant, conversation_ids: Iterable[int], answers: Sequence[Answer]) -> set[int]:
+    """Decide, once, the still-undecided pending calls of these conversations that `answers` answer, storing the
+    decision in the pending span's facts (`state`, `decided_in_run`, `decided_at`); returns the pks of the runs
+    that waited on them. One bounded query finds the pending spans: the answers' call ids, these conversations."""
+    by_call: dict[str, list[Answer]] = {}
+    for answer in answers:
+        by_call.setdefault(answer.tool_call_id, []).append(answer)
+    if not by_call:
+        return set()
+    spans = list(
         scoped(RuntimeSpan, tenant)
-        .filter(run=run, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
-        .order_by("started_at", "pk")
-        .values_list("started_at", "facts")
-    )
-    if not pending:
-        return []
-    approvals = {
-        str(facts.get("tool_call_id")): Approval(
-            tool_name=str(facts.get("tool") or ""),
-            tool_call_id=str(facts.get("tool_call_id")),
-            waiting_since=since,
-            wait=str(facts.get("wait") or "approval"),
+        .select_related("run")
+        .filter(
+            run__tenant=tenant,
+            run__conversation_id__in=set(conversation_ids),
+            kind=RuntimeSpan.Kind.APPROVAL_PENDING,
+            facts__tool_call_id__in=sorted(by_call),
         )
-        for since, facts in pending
+        .exclude(facts__has_key="state")
+        .order_by("started_at", "pk")
+    )
+    matched = [
+        (
+            span,
+            [
+                a
+                for a in by_call[str(span.facts["tool_call_id"])]
+                if a.run_pk != span.run_id and a.run_started_at >= span.run.started_at
+            ],
+        )
+        for span in spans
+    ]
+    runs = {a.run_pk for _, found in matched for a in found}
+    if not runs:
+        return set()
+    ledgers: dict[int, set[str]] = {}
+    for run_pk, call_id in scoped(ToolEffect, tenant).filter(run__in=runs).values_list("run_id", "tool_call_id"):
+        ledgers.setdefault(run_pk, set()).add(call_id)
+    traced = set(scoped(Snapshot, tenant).filter(run__in=runs, via="otlp").values_list("run_id", flat=True))
+    decided: list[RuntimeSpan] = []
+    for span, found in matched:
+        for answer in sorted(found, key=lambda a: (a.run_started_at, a.timestamp or a.run_started_at)):
+            # A run that came in over OTLP records every call that ran (its tool spans), so no ledger is no run.
+            ran = (
+                answer.tool_call_id in ledgers.get(answer.run_pk, set())
+                if answer.run_pk in ledgers or answer.run_pk in traced
+                else None
+            )
+            if state := _decision(answer.message, answer.tool_call_id, ran):
+                span.facts = {
+                    **span.facts,
+                    "state": state,
+                    "decided_in_run": answer.run_id,
+                    "decided_at": answer.timestamp.isoformat() if answer.timestamp else None,
+                }
+                decided.append(span)
+                break
+    RuntimeSpan.objects.filter(tenant=tenant).bulk_update(decided, ["facts"])
+    return {span.run_id for span in decided}
+
+
+def answers_in_history(run: Run) -> list[Answer]:
+    """Every answer a later run of the run's conversation holds to the run's pending calls, from the stored
+    transcript: the once-only scan for a pending span that arrived after its answer (and the backfill)."""
+    tenant = run.tenant
+    calls = {
+        str(facts.get("tool_call_id"))
+        for facts in scoped(RuntimeSpan, tenant)
+        .filter(run=run, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .values_list("facts", flat=True)
         if isinstance(facts, dict) and facts.get("tool_call_id")
     }
-    answers = (
+    if not calls:
+        return []
+    rows = (
         scoped(TranscriptEntry, tenant)
         .filter(
             conversation_id=run.conversation_id,
@@ -175,26 +244,37 @@ def approvals_of(run: Run) -> list[Approval]:
         )
         .exclude(run=run)
         .order_by("position")
-        .values_list("facts", "run_id", "run__run_id", "timestamp", "message__data")
+        .values_list("facts", "run_id", "run__run_id", "run__started_at", "timestamp", "message__data")
     )
-    found = [
-        (call_id, run_pk, run_id, timestamp, data)
-        for facts, run_pk, run_id, timestamp, data in answers
-        for call_id in ({p.get("tool_call_id") for p in facts.get("parts", ())} if isinstance(facts, dict) else set())
-        & approvals.keys()
+    return [
+        Answer(call_id, run_pk, run_id, started_at, timestamp, json.loads(data))
+        for facts, run_pk, run_id, started_at, timestamp, data in rows
+        for call_id in sorted(
+            ({str(p.get("tool_call_id")) for p in facts.get("parts", ())} if isinstance(facts, dict) else set()) & calls
+        )
     ]
-    ledgers: dict[int, set[str]] = {}
-    for run_pk, call_id in (
-        scoped(ToolEffect, tenant).filter(run__in={f[1] for f in found}).values_list("run_id", "tool_call_id")
-    ):
-        ledgers.setdefault(run_pk, set()).add(call_id)
-    traced = set(
-        scoped(Snapshot, tenant).filter(run__in={f[1] for f in found}, via="otlp").values_list("run_id", flat=True)
+
+
+def approvals_of(run: Run) -> list[Approval]:
+    """The run's pending calls, each with the decision stored when the answering run arrived (none: awaiting)."""
+    pending = list(
+        scoped(RuntimeSpan, run.tenant)
+        .filter(run=run, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .order_by("started_at", "pk")
+        .values_list("started_at", "facts")
     )
-    for call_id, run_pk, run_id, timestamp, data in found:
-        approval = approvals[call_id]
-        # A run that came in over OTLP records every call that ran (its tool spans), so no ledger is no run.
-        ran = call_id in ledgers.get(run_pk, set()) if run_pk in ledgers or run_pk in traced else None
-        if approval.state == AWAITING_APPROVAL and (state := _decision(json.loads(data), call_id, ran)):
-            approvals[call_id] = replace(approval, state=state, decided_in_run=run_id, decided_at=timestamp)
+    approvals: dict[str, Approval] = {}
+    for since, facts in pending:
+        if not isinstance(facts, dict) or not facts.get("tool_call_id"):
+            continue
+        decided_at = facts.get("decided_at")
+        approvals[str(facts["tool_call_id"])] = Approval(
+            tool_name=str(facts.get("tool") or ""),
+            tool_call_id=str(facts.get("tool_call_id")),
+            waiting_since=since,
+            wait=str(facts.get("wait") or "approval"),
+            state=str(facts.get("state") or AWAITING_APPROVAL),
+            decided_in_run=str(facts.get("decided_in_run") or ""),
+            decided_at=datetime.fromisoformat(decided_at) if isinstance(decided_at, str) else None,
+        )
     return list(approvals.values())
