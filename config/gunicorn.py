@@ -10,9 +10,12 @@ stopped with the server. Its work lives in the database, so a restart loses noth
 leaves it to another host.
 """
 
-import subprocess
+import contextlib
+import os
+import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +33,29 @@ limit_request_line = 0
 
 _MANAGE = Path(__file__).resolve().parent.parent / "manage.py"
 _stopping = threading.Event()
-_worker: list[subprocess.Popen[bytes]] = []
+_worker: list[int] = []
+
+
+def _spawn() -> int:
+    # posix_spawn, not subprocess.Popen: Popen waits for the exec on a pipe, and a web worker the arbiter forks in
+    # that moment inherits the pipe's write end and keeps it open for its whole life, so the supervisor would wait
+    # for ever and never restart the fold worker (seen under load).
+    return os.posix_spawn(sys.executable, [sys.executable, str(_MANAGE), "fold_worker"], os.environ)
+
+
+def _exited(pid: int) -> bool:
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # the arbiter's waitpid(-1) reaps every child it sees exit, ours included
+        return True
+    return reaped == pid
 
 
 def _supervise() -> None:
     while not _stopping.is_set():
-        # S603: this interpreter and manage.py, fixed arguments, no shell.
-        process = subprocess.Popen([sys.executable, str(_MANAGE), "fold_worker"])  # noqa: S603
-        _worker[:] = [process]
-        # gunicorn's arbiter reaps every child it sees exit; Popen.poll then reports the exit all the same.
-        while process.poll() is None and not _stopping.wait(1.0):
+        pid = _spawn()
+        _worker[:] = [pid]
+        while not _exited(pid) and not _stopping.wait(1.0):
             pass
         _stopping.wait(1.0)  # a worker that fails at once is not restarted in a tight loop
 
@@ -52,9 +68,15 @@ def when_ready(server: Any) -> None:
 
 def on_exit(server: Any) -> None:
     _stopping.set()
-    for process in _worker:
-        process.terminate()
+    for pid in _worker:
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + 30
+        while not _exited(pid):
+            if time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
