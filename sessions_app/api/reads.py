@@ -396,7 +396,16 @@ def audit_events(key: ApiKey, params: AuditEventParams) -> dict[str, Any]:
         limit=params.limit + 1,
     )
     shown = events[: params.limit]
-    fields = ("event_class", "conversation_id", "run_id", "tool_call_hash", "actor", "verdict", "principal_hash")
+    fields = (
+        "event_class",
+        "conversation_id",
+        "run_id",
+        "tool_call_hash",
+        "actor",
+        "verdict",
+        "principal_hash",
+        "subject",
+    )
     return {
         "events": [
             {"id": e.pk, **{name: getattr(e, name) for name in fields}, "observed_at": e.observed_at.isoformat()}

@@ -31,9 +31,11 @@ def record_event(
     now: datetime | None = None,
     verdict: str = "",
     principal_hash: str = "",
+    subject: str = "",
 ) -> AuditEvent:
     """Append an event that is not an audit finding: an export, a key created or revoked, a member changed, a
-    wait resolved, a replay allowed or refused (with its verdict and the requested principal's keyed hash)."""
+    wait resolved, a replay allowed or refused (with its verdict and the requested principal's keyed hash), a saved
+    view created or deleted (`subject` names it by id, "saved_view:12")."""
     if event_class not in EVENT_CLASSES:
         raise AuditInputError(f"Unknown audit event class {event_class!r}.")
     return AuditEvent.objects.create(
@@ -45,6 +47,7 @@ def record_event(
         observed_at=now or timezone.now(),
         verdict=verdict,
         principal_hash=principal_hash,
+        subject=subject[:200],
     )
 
 

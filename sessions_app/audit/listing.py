@@ -171,6 +171,7 @@ CSV_COLUMNS = (
     "actor",
     "verdict",
     "principal_hash",
+    "subject",
 )
 
 

@@ -69,6 +69,8 @@ class EventClass(Labelled):
     SHARE_LINK_CREATED = "share_link_created", "Share link created"
     SHARE_LINK_REVOKED = "share_link_revoked", "Share link revoked"
     SHARE_LINK_VIEWED = "share_link_viewed", "Share link viewed"
+    VIEW_SAVED = "view_saved", "Saved view created"
+    VIEW_DELETED = "view_deleted", "Saved view deleted"
 
 
 class Evidence(Labelled):

@@ -2,7 +2,8 @@
 
 A view keeps the list's query string as the list would read it (`normalized_query`: the form's own parameters, in
 the form's order, blanks and the page cursor left out), checked by the list's own selection when it is saved, so
-a view the list would refuse is never stored."""
+a view the list would refuse is never stored. Saving and deleting a view is audited (who, the view by id), in the
+transaction of the change."""
 
 from dataclasses import dataclass
 
@@ -11,6 +12,8 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, QueryDict
 
 from input_errors import RejectedInput
+from sessions_app.audit.events import record_event
+from sessions_app.audit.vocabulary import EventClass
 from sessions_app.dashboard.filter_urls import select
 from sessions_app.dashboard.forms import ConversationFilterForm
 from sessions_app.models import SavedView, Tenant
@@ -50,13 +53,24 @@ def save_view(tenant: Tenant, name: str, query: str, *, actor: User) -> SavedVie
         raise RejectedInput(f"A tenant keeps at most {MAX_VIEWS} views; an admin can delete one.", status=409)
     try:
         with transaction.atomic():
-            return SavedView.objects.create(tenant=tenant, name=name, query=normalized, created_by=actor)
+            view = SavedView.objects.create(tenant=tenant, name=name, query=normalized, created_by=actor)
+            record_event(tenant, EventClass.VIEW_SAVED, actor=actor.get_username(), subject=audit_subject(view))
+            return view
     except IntegrityError:  # saved by someone else a moment ago
         raise RejectedInput(f"A view named {name!r} already exists; choose another name.", status=409) from None
 
 
-def delete_view(tenant: Tenant, view: SavedView) -> None:
-    scoped(SavedView, tenant).filter(pk=view.pk).delete()
+def delete_view(tenant: Tenant, view: SavedView, *, actor: User) -> None:
+    """Delete the tenant's `view`, audited; a view deleted a moment ago by someone else is deleted once."""
+    with transaction.atomic():
+        deleted, _ = scoped(SavedView, tenant).filter(pk=view.pk).delete()
+        if deleted:
+            record_event(tenant, EventClass.VIEW_DELETED, actor=actor.get_username(), subject=audit_subject(view))
+
+
+def audit_subject(view: SavedView) -> str:
+    """How the audit log names a view: by id, not by its name (a name a tenant typed is not the log's to keep)."""
+    return f"saved_view:{view.pk}"
 
 
 def views_of(tenant: Tenant) -> list[SavedView]:

@@ -155,6 +155,9 @@ class AuditEvent(models.Model):
     principal_hash = models.CharField(
         max_length=64, blank=True, help_text="Keyed hash of the principal a replay was asked for, never the principal."
     )
+    subject = models.CharField(
+        max_length=200, blank=True, help_text="What an admin action changed, by id ('saved_view:12'), never by content."
+    )
 
     objects = AuditEventQuerySet.as_manager()
 

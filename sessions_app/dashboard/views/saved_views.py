@@ -38,6 +38,6 @@ def create_view(request: MemberRequest) -> HttpResponseBase:
 @member_view(Action.DELETE_VIEWS)
 def delete_view(request: MemberRequest, pk: int) -> HttpResponseBase:
     view = get_scoped_or_404(SavedView, request.tenant, pk=pk)
-    saved_views.delete_view(request.tenant, view)
+    saved_views.delete_view(request.tenant, view, actor=request.user)
     messages.success(request, f"View {view.name!r} deleted.")
     return HttpResponseRedirect("/conversations/")
