@@ -16,6 +16,7 @@ from sessions_app.audit import run_verdicts
 from sessions_app.audit.vocabulary import verdict_rank
 from sessions_app.core import paging
 from sessions_app.dashboard.ids import conversation_url
+from sessions_app.dashboard.latency import duration_text
 from sessions_app.models import Conversation, Run, Tenant
 from sessions_app.tenancy.scoping import scoped
 from sessions_app.transcripts.masking import masker_for
@@ -129,17 +130,6 @@ def page_after(qs: QuerySet[Conversation], sort: Sort, cursor: str | None, limit
     return Page(rows, next_cursor)
 
 
-def duration_label(ms: int) -> str:
-    """A duration as a person reads it: 850 ms, 7.2 s, 3.5 min, 1.2 h, 3.0 d."""
-    if ms < 1000:
-        return f"{ms} ms"
-    seconds = ms / 1000
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.1f} s"
-
-
 @dataclass
 class ConversationRow:
     """One row of the list: the kept columns of its conversation, formatted once, and its page's run facts."""
@@ -176,7 +166,7 @@ def describe(tenant: Tenant, conversations: Sequence[Conversation]) -> list[Conv
             preview=Truncator(mask(c.first_user_text)).chars(PREVIEW_SHOWN),
             tokens_label=f"{c.total_tokens:,}",
             cost_label=format_cost(c.cost_micro_usd, c.unpriced_steps, c.model_step_count),
-            duration_label=duration_label(c.duration_ms),
+            duration_label=duration_text(c.duration_ms),
         )
         for c in conversations
     }
