@@ -9,8 +9,8 @@ Every column is moved by what a write did, not recomputed from the history:
 - verdicts (`note_verdicts`): the gravest stored verdict of a conversation's runs, after every audit.
 
 `recompute_conversation` computes everything from scratch for one conversation: the migration that added the
-columns and `manage.py reprice` (after a tenant's negotiated prices change) use it, and the tests compare the
-kept columns against it.
+columns uses it, and the tests compare the kept columns against it. `manage.py reprice` (after a tenant's
+negotiated prices change) recomputes the cost columns of a whole tenant in bulk (sessions_app.transcripts.reprice).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,7 +180,7 @@ def note_verdicts(tenant: Tenant | int, conversation_ids: Iterable[int]) -> None
 
 
 def recompute_conversation(conversation: Conversation, prices: Mapping[str, NegotiatedPrice]) -> None:
-    """Every list column of one conversation and its runs from scratch (the migration, reprice, the tests)."""
+    """Every list column of one conversation and its runs from scratch (the migration, the tests)."""
     tenant_id = conversation.tenant_id
     run_pks = Run.objects.filter(tenant_id=tenant_id, conversation=conversation).values_list("pk", flat=True)
     per_run: dict[int, Totals] = {pk: Totals() for pk in run_pks}

@@ -3,8 +3,9 @@ Pure.
 
 genai-prices answers from the data bundled in its package: nothing here starts its `UpdatePrices` thread, so no
 price is ever fetched at run time (tests/sessions_app/transcripts/test_prices.py holds that to account). Prices
-are taken at the step's own time, so a price change never reprices old steps. A model with neither a list price
-nor a tenant price has no price: `None`, shown as "no price", never 0.
+are taken at the step's own time, so a list price change never reprices old steps (not even `manage.py reprice`,
+which applies a tenant's changed negotiated prices to its stored steps). A model with neither a list price nor a
+tenant price has no price: `None`, shown as "no price", never 0.
 """
 
 from collections.abc import Mapping

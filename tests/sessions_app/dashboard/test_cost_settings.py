@@ -65,6 +65,13 @@ def test_an_admin_saves_prices_and_the_stuck_threshold_with_an_audit_event_each(
 
 
 @pytest.mark.django_db
+def test_the_costs_page_says_old_runs_keep_their_cost_until_reprice_runs(world, as_role):
+    page = as_role("admin").get("/settings/costs/").content.decode()
+    assert "keep the cost they were given until" in page
+    assert f"<code>python manage.py reprice --tenant {world.acme.slug}</code>" in page
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("data", "named"),
     [
