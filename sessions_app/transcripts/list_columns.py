@@ -105,7 +105,11 @@ def _stored_first_prompt(conversation: Conversation) -> str:
     """The first user prompt of the stored transcript: from the first few user rows (one query, on the index)."""
     rows = (
         TranscriptEntry.objects.filter(
-            tenant_id=conversation.tenant_id, conversation=conversation, role="user", summary_artifact=False
+            tenant_id=conversation.tenant_id,
+            conversation=conversation,
+            role="user",
+            summary_artifact=False,
+            message__tenant_id=conversation.tenant_id,  # both sides on the tenant: Citus routes it to one shard
         )
         .order_by("position")
         .values_list("position", "message__data")[:5]
