@@ -28,6 +28,7 @@ from sessions_app.api.search_params import (
 from sessions_app.audit import run_verdicts, service
 from sessions_app.audit.events import list_audit_events, record_event
 from sessions_app.audit.ledger import effect_outcome
+from sessions_app.audit.listing import EVENT_FIELDS
 from sessions_app.audit.replay import replay_history
 from sessions_app.audit.vocabulary import EventClass, Verdict, verdict_rank
 from sessions_app.core import paging
@@ -396,19 +397,9 @@ def audit_events(key: ApiKey, params: AuditEventParams) -> dict[str, Any]:
         limit=params.limit + 1,
     )
     shown = events[: params.limit]
-    fields = (
-        "event_class",
-        "conversation_id",
-        "run_id",
-        "tool_call_hash",
-        "actor",
-        "verdict",
-        "principal_hash",
-        "subject",
-    )
     return {
         "events": [
-            {"id": e.pk, **{name: getattr(e, name) for name in fields}, "observed_at": e.observed_at.isoformat()}
+            {"id": e.pk, **{name: getattr(e, name) for name in EVENT_FIELDS}, "observed_at": e.observed_at.isoformat()}
             for e in shown
         ],
         "next_cursor": str(shown[-1].pk) if len(events) > params.limit else None,
