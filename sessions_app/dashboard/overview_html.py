@@ -5,6 +5,7 @@ milliseconds, as joined strings a few. Bars are SVG rectangles positioned by att
 Content-Security-Policy refuses inline styles); each carries a <title> with its day, series and value.
 """
 
+import math
 from collections.abc import Sequence
 
 from django.utils.safestring import SafeString, mark_safe
@@ -15,8 +16,14 @@ from sessions_app.dashboard.markup import esc
 
 
 def number(value: float) -> str:
-    """A value with thousands separators and no needless decimals."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    """A value with thousands separators and no needless decimals; below one, two significant digits, so a
+    day's cost in dollars ($0.0093) or an axis tick of $0.02 never reads "0.0"."""
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.1f}"
+    decimals = 1 - math.floor(math.log10(abs(value)))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def percent(fraction: float | None) -> str:

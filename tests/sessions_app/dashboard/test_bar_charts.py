@@ -5,6 +5,7 @@ from datetime import date
 import pytest
 
 from sessions_app.dashboard.bar_charts import HEIGHT, WIDTH, days_between, nice_ceiling, stacked_bars
+from sessions_app.dashboard.overview_html import number
 
 
 def test_days_between_includes_both_ends_and_is_empty_when_reversed():
@@ -54,3 +55,22 @@ def test_a_chart_of_nothing_has_no_bars_but_keeps_its_axis_and_labels():
 def test_a_series_of_the_wrong_length_is_refused():
     with pytest.raises(ValueError, match="one value per day"):
         stacked_bars([date(2026, 1, 1)], [("ready", [1, 2])])
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "0"),
+        (1234, "1,234"),
+        (2.5, "2.5"),
+        (1234.56, "1,234.6"),
+        (0.5, "0.5"),
+        (0.02, "0.02"),
+        (0.0785, "0.079"),
+        (0.0093, "0.0093"),
+        (0.996, "1"),
+    ],
+)
+def test_chart_numbers_below_one_keep_two_significant_digits(value, text):
+    """A day's cost in dollars is often a fraction of a cent: its tick and table cell must not read 0.0."""
+    assert number(value) == text

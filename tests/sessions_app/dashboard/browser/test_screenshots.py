@@ -14,6 +14,7 @@ import pytest
 from sessions_app.demo.scenarios import demo_payloads
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
+from sessions_app.management.commands.seed_demo import DEMO_PRICES
 from sessions_app.models import Conversation, Run, TranscriptEntry
 
 pytestmark = [
@@ -30,6 +31,9 @@ def _target(name: str) -> str:
 def demo_world(live_world):
     with ThreadPoolExecutor(max_workers=1) as pool:  # the scenarios run their own event loop
         payloads = pool.submit(demo_payloads, 30).result()
+    # Priced as `make run` prices the demo, so the list and the overview show costs, not "no price".
+    live_world.acme.price_overrides = DEMO_PRICES
+    live_world.acme.save(update_fields=["price_overrides"])
     ingest_snapshots(live_world.acme, [parse_snapshot(p) for p in payloads["acme"]], source="server", via="api")
     return live_world
 
@@ -71,7 +75,7 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
     shoot("snapshot-diff")
     page.goto(f"{live_server.url}/audit/")
     shoot("audit-events")
-    page.goto(f"{live_server.url}/overview/?since=2026-01-01&until=2026-01-20")  # the demo runs' days
+    page.goto(f"{live_server.url}/overview/")  # its default range: the demo runs are seeded relative to today
     shoot("overview", full_page=True)
     page.goto(f"{live_server.url}/settings/api-keys/")
     page.get_by_label("Label").fill("billing backend")
@@ -94,7 +98,14 @@ def test_the_main_views(demo_world, login, page, live_server, shoot):
         shoot(name)
     page.emulate_media(color_scheme="dark")
     page.set_viewport_size({"width": 1280, "height": 800})
-    for name, path in {"conversations-dark": "/conversations/", "overview-dark": "/overview/"}.items():
+    dark = {
+        "conversations-dark": "/conversations/",
+        "overview-dark": "/overview/",
+        "search-dark": "/search/?q=invoice",
+        "repairs-dark": "/repairs/",
+        "audit-events-dark": "/audit/",
+    }
+    for name, path in dark.items():
         page.goto(live_server.url + path)
         page.wait_for_load_state("networkidle")
         shoot(name)
