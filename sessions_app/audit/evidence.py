@@ -124,7 +124,8 @@ def set_prompt_contract(
         )
         runs = (
             scoped(Run, tenant)
-            .filter(agent_name=parsed.agent_name)
+            # The joined conversation named by tenant too: Citus routes the join to the tenant's shard.
+            .filter(agent_name=parsed.agent_name, conversation__tenant_id=tenant.id)
             .select_related("conversation", "tenant")
             .order_by("-started_at", "-id")
         )

@@ -258,6 +258,9 @@ def _hot_paths(world: World, client: Client, key: str, tmp_path) -> None:
     for url in ("/api/v1/runs/run-hot/audit", "/api/v1/conversations/conv-hot/replay"):
         response = client.get(url, **auth)
         assert response.status_code in (200, 409), (url, response.content)
+    contract = {"kind": "dynamic"}  # an agent's prompt contract: its runs re-audited
+    response = client.post("/api/v1/agents/weather/prompt-contract", json.dumps(contract), "application/json", **auth)
+    assert response.status_code == 200, response.content
     admin = client_for(world.users["admin"])
     for url in ("/r/run-hot/audit", "/audit/", "/c/conv-hot/export?format=json", "/c/conv-hot/export?format=markdown"):
         response = admin.get(url)
