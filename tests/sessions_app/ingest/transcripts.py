@@ -7,7 +7,10 @@ def transcript_of(tenant: Tenant, conversation_id: str) -> list[tuple[str, str, 
     """`(run id, message sha256, recovered from compaction, summary artifact)` in transcript order."""
     conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
     rows = (
-        TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation)
+        # Every joined table named by tenant: on Citus one shard answers (a join by id alone is repartitioned).
+        TranscriptEntry.objects.filter(
+            tenant=tenant, conversation=conversation, run__tenant=tenant, message__tenant=tenant
+        )
         .order_by("position", "-summary_artifact", "id")
         .values_list("run__run_id", "message__sha256", "recovered_from_compaction", "summary_artifact")
     )
