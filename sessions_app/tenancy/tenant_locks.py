@@ -7,7 +7,9 @@ shard, for every tenant at once (Citus 13.2.2, `AcquireExecutorShardLocksForExec
 exclusively until commit, so one tenant's settings change stalled every other tenant's lockers, and `FOR SHARE`
 takes a ShareLock and then a RowExclusiveLock, so two concurrent `FOR SHARE`s (two ingests) deadlocked inside that
 one statement. An advisory lock is taken where the statement runs, on the coordinator every connection talks to,
-names one tenant, and waits only for that tenant's holders.
+names one tenant, and waits only for that tenant's holders. (Advisory locks are per node: this relies on every
+application connection going to the coordinator; a deployment sending queries to the workers too would split
+them.)
 
 SQLite takes nothing: it has one writer at a time."""
 
