@@ -9,8 +9,9 @@ a few per conversation. A model with no price stays unpriced ("no price", never 
 
 One transaction per tenant: the tenant's SETTINGS lock is taken first (sessions_app.tenancy.tenant_locks: a price
 save waits, and is not half applied; not a row lock on the tenant, which on Citus stalls every tenant's lockers),
-then its conversations in the order ingest locks them (an ingest into the tenant waits; no deadlock, no lost
-increment). Only rows whose cost changed are written, so a second run changes nothing.
+then its conversations in the order ingest locks them (an ingest into one of them waits; no deadlock, no lost
+increment; a conversation created meanwhile keeps the cost its ingest gave it). Only rows whose cost changed are
+written, so a second run changes nothing.
 """
 
 from collections.abc import Iterable, Mapping
