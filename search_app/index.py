@@ -17,9 +17,12 @@ tenant's patterns (`tenant_patterns_changed`) marks every conversation of the te
 transaction; a pending conversation is out of every search scope (search_app.service) until it is rebuilt under
 the new patterns by the fold worker (search_app.fold_worker) or `manage.py reindex --pending`.
 
-The tenant's patterns are read under a shared row lock (PostgreSQL `FOR SHARE`): a pattern change (an UPDATE of
-the tenant row) waits for writers that masked with the old patterns to commit, and only then marks the tenant's
-conversations pending, so no document masked with old patterns outlives the change.
+The tenant's patterns are read under its REDACTION lock held shared (PostgreSQL, a transaction-level advisory lock:
+sessions_app.tenancy.tenant_locks): a pattern change takes it exclusively before it reads and writes the patterns,
+so it waits for writers that masked with the old patterns to commit, and only then marks the tenant's
+conversations pending (it sees their documents), while writers that come after it read the new patterns. So no
+document masked with old patterns outlives the change. (Not a row lock on the tenant: on Citus the tenant table is
+a reference table, where two concurrent `FOR SHARE`s deadlock inside the statement.)
 """
 
 import logging
@@ -40,6 +43,7 @@ from search_app import folding
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.tokenize import index_terms
 from sessions_app.models import Conversation, Run, StoredMessage, Tenant, TranscriptEntry
+from sessions_app.tenancy.tenant_locks import TenantLock, lock_tenants
 
 SEARCH_TOOL_NAMES = ("search_conversation_history", "read_conversation_context")
 _CHUNK = 2000
@@ -59,11 +63,10 @@ def indexed_text(data: str) -> str:
 
 
 def _masking_rules(tenant_ids: Iterable[int]) -> dict[int, tuple[Pattern, ...] | None]:
-    """Each tenant's compiled patterns, read under a shared lock on its row; None for patterns that do not compile."""
+    """Each tenant's compiled patterns, read under its REDACTION lock held shared until the transaction ends (the
+    module's docstring says why); None for patterns that do not compile."""
     ids = sorted(set(tenant_ids))
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT 1 FROM {Tenant._meta.db_table} WHERE id = ANY(%s) FOR SHARE", [ids])  # noqa: S608 - constant tables, bound values
+    lock_tenants(TenantLock.REDACTION, ids, shared=True)
     rules: dict[int, tuple[Pattern, ...] | None] = {}
     for tenant_id, patterns in Tenant.objects.filter(id__in=ids).values_list("id", "redaction_patterns"):
         try:

@@ -124,8 +124,7 @@ def set_prompt_contract(
         )
         runs = (
             scoped(Run, tenant)
-            # The joined conversation named by tenant too: Citus routes the join to the tenant's shard.
-            .filter(agent_name=parsed.agent_name, conversation__tenant_id=tenant.id)
+            .filter(agent_name=parsed.agent_name, conversation__tenant=tenant)
             .select_related("conversation", "tenant")
             .order_by("-started_at", "-id")
         )
@@ -156,5 +155,9 @@ def record_merge(
             record_event(
                 tenant, EventClass.CONVERSATIONS_MERGED, actor=actor, conversation_id=conversation.external_id
             )
-        reaudit_runs(scoped(Run, tenant).filter(conversation=conversation).select_related("conversation", "tenant"))
+        reaudit_runs(
+            scoped(Run, tenant)
+            .filter(conversation=conversation, conversation__tenant=tenant)
+            .select_related("conversation", "tenant")
+        )
     return merge

@@ -390,6 +390,8 @@ def refresh_tenant_verdicts(tenant: Tenant, *, now: datetime | None = None, limi
     ids = list(due if limit is None else due[:limit])
     if not ids:
         return 0
-    runs = list(scoped(Run, tenant).filter(id__in=ids).select_related("conversation", "tenant"))
+    runs = list(
+        scoped(Run, tenant).filter(id__in=ids, conversation__tenant=tenant).select_related("conversation", "tenant")
+    )
     audit_runs(tenant, runs, now=now)
     return len(runs)

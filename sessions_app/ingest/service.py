@@ -531,7 +531,10 @@ def _audit(tenant: Tenant, stored: _Stored, runtime_spans: Sequence[RuntimeSpanP
     for run in scoped(Run, tenant).filter(run_id__in=late).select_related("tenant"):
         decided |= store_decisions(tenant, {run.conversation_id}, answers_in_history(run))
     waiting = list(
-        scoped(Run, tenant).select_related("conversation", "tenant").filter(pk__in=decided - stored.touched_runs.keys())
+        scoped(Run, tenant)
+        .select_related("conversation", "tenant")
+        # The conversation's tenant named too: Citus routes the join to one shard instead of repartitioning it.
+        .filter(pk__in=decided - stored.touched_runs.keys(), conversation__tenant=tenant)
     )
     audit_runs(tenant, runs + waiting, histories=histories)
 

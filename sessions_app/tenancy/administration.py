@@ -15,6 +15,7 @@ from sessions_app.audit.vocabulary import EventClass
 from sessions_app.models import Invitation, Membership, Role, Tenant
 from sessions_app.tenancy.api_keys import hash_key
 from sessions_app.tenancy.permissions import ROLE_RANK
+from sessions_app.tenancy.tenant_locks import TenantLock, lock_tenants
 from sessions_app.transcripts.prices import parse_overrides
 
 
@@ -23,13 +24,13 @@ class AdminError(ValueError):
 
 
 def _refuse_losing_the_last_admin(membership: Membership, keeps_admin: bool) -> None:
-    """Inside the change's transaction: lock the tenant's admin memberships (in id order, so two changes cannot
-    deadlock) and refuse a change that would leave none. Two admins demoting each other at once take turns on
-    these locks, and the second sees the first's change (PostgreSQL re-reads a row it waited for), so one of them
-    is refused instead of both going through."""
+    """Inside the change's transaction: take the tenant's MEMBERS lock and refuse a change that would leave no
+    admin. Two admins demoting each other at once take turns on the lock, and the second reads the admins after the
+    first committed, so one of them is refused instead of both going through. (A lock per tenant, not row locks on
+    the memberships: on Citus the membership table is a reference table, where a row lock stalls every tenant.)"""
+    lock_tenants(TenantLock.MEMBERS, [membership.tenant_id])
     admins = list(
-        Membership.objects.select_for_update()
-        .filter(tenant_id=membership.tenant_id, role=Role.ADMIN)
+        Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -73,14 +74,13 @@ def create_invitation(tenant: Tenant, role: str, note: str = "", *, actor: User)
     return invitation, raw
 
 
-def open_invitation(raw_token: str, *, for_update: bool = False) -> Invitation:
+def open_invitation(raw_token: str) -> Invitation:
     """The invitation a link stands for while it can still be accepted."""
-    rows = Invitation.objects.select_related("tenant")
-    if for_update:
-        rows = rows.select_for_update(of=("self",))
-    invitation = rows.filter(
-        token_hash=hash_key(raw_token), accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
-    ).first()
+    invitation = (
+        Invitation.objects.select_related("tenant")
+        .filter(token_hash=hash_key(raw_token), accepted_at=None, revoked_at=None, expires_at__gt=timezone.now())
+        .first()
+    )
     if invitation is None:
         raise InvitationUnusable("This invitation link is not valid: it was used, withdrawn or it expired.")
     return invitation
@@ -88,9 +88,11 @@ def open_invitation(raw_token: str, *, for_update: bool = False) -> Invitation:
 
 def accept_invitation(raw_token: str, user: User) -> Membership:
     """`user` joins the invitation's tenant; the link is spent. Someone already a member keeps the higher role.
-    The row lock makes two concurrent acceptances of one link end with one member and one refusal."""
+    The link names the tenant; its MEMBERS lock, taken before the link is read again, makes two concurrent
+    acceptances of one link end with one member and one refusal."""
     with transaction.atomic():
-        invitation = open_invitation(raw_token, for_update=True)
+        lock_tenants(TenantLock.MEMBERS, [open_invitation(raw_token).tenant_id])
+        invitation = open_invitation(raw_token)
         membership, created = Membership.objects.get_or_create(
             tenant=invitation.tenant, user=user, defaults={"role": invitation.role}
         )
@@ -140,12 +142,11 @@ def set_redaction_patterns(tenant: Tenant, patterns: list[str], *, actor: User) 
     except ValueError as error:
         raise AdminError(str(error)) from None
     with transaction.atomic():
-        # The tenant row locked first: two saves at once run one after the other, the second comparing with what
-        # the first wrote (no lost update, no two rebuild markings interleaving on the same rows).
-        before = (
-            Tenant.objects.select_for_update().filter(pk=tenant.pk).values_list("redaction_patterns", flat=True).first()
-            or []
-        )
+        # The tenant's REDACTION lock first, exclusively: the change waits for index writers that masked with the old
+        # patterns (search_app.index holds it shared), and two saves at once run one after the other, the second
+        # comparing with what the first wrote (no lost update, no two rebuild markings interleaving on the same rows).
+        lock_tenants(TenantLock.REDACTION, [tenant.pk])
+        before = Tenant.objects.filter(pk=tenant.pk).values_list("redaction_patterns", flat=True).first() or []
         tenant.redaction_patterns = patterns
         tenant.save(update_fields=["redaction_patterns"])
         if patterns != before:
@@ -161,9 +162,9 @@ def set_costs(
     changed (the prices are the tenant's own contract terms: the event says they changed, the page shows them)."""
     parse_overrides(price_overrides)  # what saves is what ingest can read: a bad price refuses the whole save
     with transaction.atomic():
-        before = (
-            Tenant.objects.select_for_update().filter(pk=tenant.pk).values("price_overrides", "stuck_after_hours").get()
-        )
+        # Two saves at once, or a save and a reprice, take turns; each reads what the one before it wrote.
+        lock_tenants(TenantLock.SETTINGS, [tenant.pk])
+        before = Tenant.objects.filter(pk=tenant.pk).values("price_overrides", "stuck_after_hours").get()
         tenant.price_overrides = price_overrides
         tenant.stuck_after_hours = stuck_after_hours
         tenant.save(update_fields=["price_overrides", "stuck_after_hours"])

@@ -7,9 +7,11 @@ from its stored model responses, as `list_columns.recompute_conversation` would,
 queries per tenant (the responses are streamed once; changed rows are written in chunks of `UPDATE_CHUNK`), not
 a few per conversation. A model with no price stays unpriced ("no price", never 0).
 
-One transaction per tenant: the tenant row is locked first (a price save waits, and is not half applied), then
-its conversations in the order ingest locks them (an ingest into the tenant waits; no deadlock, no lost
-increment). Only rows whose cost changed are written, so a second run changes nothing.
+One transaction per tenant: the tenant's SETTINGS lock is taken first (sessions_app.tenancy.tenant_locks: a price
+save waits, and is not half applied; not a row lock on the tenant, which on Citus stalls every tenant's lockers),
+then its conversations in the order ingest locks them (an ingest into one of them waits; no deadlock, no lost
+increment; a conversation created meanwhile keeps the cost its ingest gave it). Only rows whose cost changed are
+written, so a second run changes nothing.
 """
 
 from collections.abc import Iterable, Mapping
@@ -19,6 +21,7 @@ from django.db import models, transaction
 from django.db.models import Case, Value, When
 
 from sessions_app.models import Conversation, Run, Tenant, TranscriptEntry
+from sessions_app.tenancy.tenant_locks import TenantLock, lock_tenants
 from sessions_app.transcripts.list_columns import tenant_prices
 from sessions_app.transcripts.prices import NegotiatedPrice
 from sessions_app.transcripts.usage_totals import row_totals
@@ -84,7 +87,9 @@ def _write_costs(model: type[Run] | type[Conversation], tenant_id: int, costs: M
 def reprice_tenant(tenant: Tenant) -> RepriceResult:
     """Every run's and conversation's cost of this tenant at its current prices, in one transaction."""
     with transaction.atomic():
-        locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        # A prices change waits for the reprice, or the reprice for it and then reads the new prices.
+        lock_tenants(TenantLock.SETTINGS, [tenant.pk])
+        locked = Tenant.objects.get(pk=tenant.pk)
         prices = tenant_prices(locked)
         stored_conversations: dict[int, Cost] = {
             pk: (cost, unpriced)

@@ -154,7 +154,7 @@ def test_a_tenant_whose_stored_pattern_is_unusable_gets_nothing_indexed(tenant):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent saves need PostgreSQL's row locks")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent saves need PostgreSQL's locks")
 def test_two_pattern_saves_at_once_both_land_and_the_worker_rebuilds_under_the_last(tenant, api):
     run = make_run(make_conversation(tenant, "conv-env"), "run-env")
     add_messages(run, _agent_messages())

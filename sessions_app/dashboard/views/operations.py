@@ -16,7 +16,11 @@ from sessions_app.tenancy.scoping import scoped
 @member_view(Action.REAUDIT)
 def reaudit(request: MemberRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation_for_member(request, conversation_id)
-    runs = scoped(Run, request.tenant).filter(conversation=conversation).select_related("conversation", "tenant")
+    runs = (
+        scoped(Run, request.tenant)
+        .filter(conversation=conversation, conversation__tenant=request.tenant)
+        .select_related("conversation", "tenant")
+    )
     count = reaudit_runs(runs)
     messages.success(request, f"Re-audited {count} run{'s' if count != 1 else ''}; verdicts are current.")
     return redirect("conversation", conversation_id=conversation.external_id)

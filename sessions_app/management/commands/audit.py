@@ -49,6 +49,7 @@ class Command(BaseCommand):
         else:
             runs = (
                 scoped(Run, tenant)
+                .filter(conversation__tenant=tenant)
                 .select_related("conversation", "tenant")
                 .order_by("started_at", "id")
             )

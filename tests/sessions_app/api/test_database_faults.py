@@ -55,7 +55,7 @@ class Killer:
             if self.remaining <= 0:
                 self.fired += 1
                 pid = connection.connection.info.backend_pid
-                self.killer.execute("SELECT pg_terminate_backend(%s)", [pid])
+                self.killer.execute("SELECT pg_terminate_backend(%s::integer)", [pid])
         return execute(sql, params, many, context)
 
 

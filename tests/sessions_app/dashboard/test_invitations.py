@@ -145,7 +145,7 @@ def test_another_tenants_admin_cannot_withdraw_an_invitation(world, as_role):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent acceptances need PostgreSQL's row locks")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent acceptances need PostgreSQL's locks")
 def test_one_link_accepted_twice_at_once_makes_one_member():
     tenant = make_tenant()
     admin = make_member(tenant, "admin")

@@ -60,7 +60,7 @@ def _each_changes_the_other_at_once(change: str) -> list[int]:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent requests need PostgreSQL's row locks")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent requests need PostgreSQL's locks")
 @pytest.mark.parametrize("change", ["demote", "remove"])
 def test_two_admins_changing_each_other_at_once_leave_one_admin(change):
     for _ in range(4):  # without the lock the race was lost in 3 of 4 tries
