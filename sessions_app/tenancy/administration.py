@@ -106,13 +106,19 @@ def accept_invitation(raw_token: str, user: User) -> Membership:
     return membership
 
 
-def withdraw_invitation(invitation: Invitation, *, actor: User) -> None:
-    if invitation.accepted_at is not None or invitation.revoked_at is not None:
-        return
+def withdraw_invitation(invitation: Invitation, *, actor: User) -> bool:
+    """Revoke a link still open; False when it was already accepted or withdrawn. Under the tenant's MEMBERS lock,
+    as an acceptance is, and only while the row is still open: a withdrawal racing an acceptance of the same link
+    waits for it, then leaves the spent link as it is (never accepted and revoked at once)."""
     with transaction.atomic():
-        invitation.revoked_at = timezone.now()
-        invitation.save(update_fields=["revoked_at"])
-        record(invitation.tenant, EventClass.MEMBER_CHANGED, actor=actor)
+        lock_tenants(TenantLock.MEMBERS, [invitation.tenant_id])
+        still_open = Invitation.objects.filter(
+            tenant_id=invitation.tenant_id, pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True
+        )
+        withdrawn = bool(still_open.update(revoked_at=timezone.now()))
+        if withdrawn:
+            record(invitation.tenant, EventClass.MEMBER_CHANGED, actor=actor)
+    return withdrawn
 
 
 def change_role(membership: Membership, role: str, *, actor: User) -> Membership:

@@ -84,8 +84,10 @@ def members(request: MemberRequest) -> HttpResponse:
 @member_view(Action.MANAGE_MEMBERS)
 def withdraw_invitation(request: MemberRequest, pk: int) -> HttpResponse:
     invitation = get_scoped_or_404(Invitation, request.tenant, pk=pk)
-    tenant_admin.withdraw_invitation(invitation, actor=request.user)
-    messages.success(request, "Withdrew the invitation; its link no longer works.")
+    if tenant_admin.withdraw_invitation(invitation, actor=request.user):
+        messages.success(request, "Withdrew the invitation; its link no longer works.")
+    else:
+        messages.info(request, "That invitation was already accepted or withdrawn; nothing changed.")
     return redirect("members")
 
 

@@ -3,12 +3,13 @@ have. The admin names nobody, so nothing about accounts outside the tenant can b
 
 import re
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -134,6 +135,17 @@ def test_withdrawn_expired_and_unknown_links_get_one_answer(world, as_role):
     assert len(set(main)) == 1 and "not valid" in main[0]
 
 
+def test_withdrawing_a_spent_link_changes_nothing_and_says_so(world, as_role):
+    admin = as_role("admin")
+    invite(admin)
+    invitation = Invitation.objects.get(tenant=world.acme)
+    admin.post(f"/settings/invitations/{invitation.pk}/withdraw")
+    before = row_counts()
+    again = admin.post(f"/settings/invitations/{invitation.pk}/withdraw", follow=True)
+    assert "already accepted or withdrawn; nothing changed" in again.content.decode()
+    assert row_counts() == before  # no second audit event
+
+
 def test_another_tenants_admin_cannot_withdraw_an_invitation(world, as_role):
     invite(as_role("admin"))
     invitation = Invitation.objects.get(tenant=world.acme)
@@ -167,3 +179,43 @@ def test_one_link_accepted_twice_at_once_makes_one_member():
         outcomes = sorted(pool.map(accept, people))
     assert outcomes == ["joined", "refused", "refused", "refused"]
     assert Membership.objects.filter(tenant=tenant).count() == 2  # the admin and the one who joined
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a withdrawal racing an acceptance needs two writers")
+def test_a_withdrawal_racing_an_acceptance_waits_and_leaves_the_spent_link_accepted():
+    tenant = make_tenant()
+    admin = make_member(tenant, "admin")
+    _, raw = tenant_admin.create_invitation(tenant, "support", actor=admin)
+    invitation = Invitation.objects.get(tenant=tenant)  # what the withdraw page loaded: still open
+    joiner = make_member(make_tenant(), "admin")
+    accepted, let_go = threading.Event(), threading.Event()
+
+    def accept_and_hold() -> None:
+        try:
+            with transaction.atomic():
+                tenant_admin.accept_invitation(raw, joiner)
+                accepted.set()
+                assert let_go.wait(60)
+        finally:
+            connection.close()
+
+    def withdraw() -> bool:
+        try:
+            return tenant_admin.withdraw_invitation(invitation, actor=admin)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        holder = pool.submit(accept_and_hold)
+        assert accepted.wait(60)
+        withdrawal = pool.submit(withdraw)
+        time.sleep(0.5)
+        waited = not withdrawal.done()  # the acceptance holds the tenant's MEMBERS lock
+        let_go.set()
+        holder.result(60)
+        withdrawn = withdrawal.result(60)
+    assert waited and withdrawn is False
+    invitation.refresh_from_db()
+    assert invitation.accepted_at is not None and invitation.revoked_at is None
+    assert Membership.objects.filter(tenant=tenant, user=joiner).exists()
