@@ -28,7 +28,7 @@ class TenantLock(IntEnum):
     SETTINGS = 0x5EA4C7
     """The tenant's prices and STUCK threshold: a change, and a reprice that reads the prices, one at a time."""
     MEMBERS = 0x5EA4C8
-    """The tenant's memberships and invitations: role changes, removals and acceptances one at a time."""
+    """The tenant's memberships and invitations: role changes, removals, acceptances and withdrawals one at a time."""
 
 
 # unnest keeps the array's (sorted) order: one statement, the locks taken one after another.
