@@ -42,6 +42,24 @@ def reset_database(url: str) -> float:
     return time.perf_counter() - started
 
 
+def alter_database(url: str, setting: str) -> None:
+    """`ALTER DATABASE <db> <setting>` on the coordinator, which Citus passes on to the workers."""
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" {setting}')
+
+
+def worker_setting(name: str) -> list[str]:
+    """A setting as each worker's new connections to this database see it."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT result FROM run_command_on_workers(%s) ORDER BY nodeport", [f"SHOW {name}"])
+        return [row[0] for row in cursor.fetchall()]
+
+
 def migrate_and_distribute() -> dict[str, float]:
     """After django.setup(): the schema as `manage.py migrate` and `manage.py distribute_tenants` make it."""
     from django.core.management import call_command

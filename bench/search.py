@@ -58,6 +58,9 @@ def configure(database: str, citus: bool = False, reuse: bool = False) -> None:
             import citus_bench
 
             citus_bench.reset_database(database)
+            # The session's SET below reaches only the coordinator: the workers build the shards' GIN and vacuum
+            # them with their own connections, which take the database's setting (Citus passes it on to them).
+            citus_bench.alter_database(database, "SET maintenance_work_mem = '1GB'")
     elif database == "sqlite":
         os.environ.pop("DATABASE_URL", None)
         data_dir = ROOT / "bench" / ".data"
@@ -124,7 +127,7 @@ def conversation_sizes(total: int, rng: random.Random) -> list[int]:
     return sizes
 
 
-def build(messages: int, seed: int, citus: bool = False) -> dict:
+def build(messages: int, seed: int) -> dict:
     """Insert the corpus; returns build timings and ids needed by the queries."""
     from django.db import connection, transaction
 
@@ -227,12 +230,10 @@ def build(messages: int, seed: int, citus: bool = False) -> dict:
         print(f"  tenant {tenant.slug}: {count} messages in {len(sizes)} conversations", flush=True)
     started = time.perf_counter()
     if drop_gin:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # SET LOCAL, which Citus passes on to the workers' connections building the shards' indexes when
-            # citus.propagate_set_commands is 'local' (plain PostgreSQL has no such setting: SET LOCAL is enough).
-            if citus:
-                cursor.execute("SET LOCAL citus.propagate_set_commands = 'local'")
-            cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
+        with connection.cursor() as cursor:
+            # On Citus the shards' indexes are built by the workers' connections, which have the database's
+            # maintenance_work_mem of 1GB (set by configure(), for the VACUUM below too), not this session's.
+            cursor.execute("SET maintenance_work_mem = '1GB'")
             cursor.execute("CREATE INDEX searchdoc_tenant_tsv ON search_app_searchdocument USING gin (tenant_id, tsv)")
         timings["gin_index_build_s"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -570,12 +571,13 @@ def main() -> None:
 
         citus["schema"] = citus_bench.migrate_and_distribute()
         citus.update(citus_bench.cluster_facts())
+        citus["workers_maintenance_work_mem"] = citus_bench.worker_setting("maintenance_work_mem")
     else:
         call_command("migrate", verbosity=0)
     print(f"Building {args.messages} messages on {_database_label(args.citus)}...", flush=True)
     load_at_build = os.getloadavg()
     started = time.perf_counter()
-    built = build(args.messages, args.seed, citus=args.citus)
+    built = build(args.messages, args.seed)
     built["timings"]["total_build_s"] = time.perf_counter() - started
     layout = built.pop("layout")
     report = {
