@@ -619,7 +619,11 @@ def run_queries(report: dict, layout: dict, args) -> None:
 
     rng = random.Random(args.seed + 2)
     queries = pick_queries(layout, rng, args.queries)
-    conversation_ids = list(Conversation.objects.filter(tenant__slug="bench-0").values_list("external_id", flat=True))
+    # In insertion order: without an ORDER BY, Citus returns the shards' rows in another order than one PostgreSQL,
+    # and the same seed would pick other conversations.
+    conversation_ids = list(
+        Conversation.objects.filter(tenant__slug="bench-0").order_by("id").values_list("external_id", flat=True)
+    )
     conversations = [rng.choice(conversation_ids) for _ in range(args.queries)]
     report["tenant_scope"] = time_queries(queries, "tenant", conversations)
     report["conversation_scope"] = time_queries(queries, "conversation", conversations)
