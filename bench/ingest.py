@@ -7,7 +7,10 @@
     .venv/bin/python bench/ingest.py import-memory [--messages 340000]      peak RSS importing a large tenant file
     .venv/bin/python bench/ingest.py writers [--writers 8] [--server-workers 2]  concurrent writers, aggregate
     .venv/bin/python bench/ingest.py big-snapshot [--messages 50000]        one huge snapshot: refused or audited
-    (every command takes --database-url, default postgres://root@127.0.0.1:5432/sd_bench_ingest)
+    (every command takes --database-url, default postgres://root@127.0.0.1:5432/sd_bench_ingest, and --citus: the
+    URL is the local Citus cluster's coordinator, e.g. postgres://root@127.0.0.1:5441/sd_bench_ingest, and the
+    database is made on every node by cluster.sh reset, migrated and distributed by distribute_tenants;
+    bench/citus_bench.py)
 
 `import`:
 The payloads come from real agents (sessions_app.demo.scenarios.threaded_payloads: FunctionModel runs threaded
@@ -28,14 +31,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def setup(database_url: str) -> None:
+def setup(database_url: str, citus: bool = False) -> None:
+    import citus_bench
     import psycopg
 
-    admin = database_url.rsplit("/", 1)[0] + "/postgres"
-    name = database_url.rsplit("/", 1)[1]
-    with psycopg.connect(admin.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+    if citus:
+        citus_bench.reset_database(database_url)
+    else:
+        admin = database_url.rsplit("/", 1)[0] + "/postgres"
+        name = database_url.rsplit("/", 1)[1]
+        with psycopg.connect(admin.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -45,7 +52,19 @@ def setup(database_url: str) -> None:
     django.setup()
     from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
+    if citus:
+        schema = citus_bench.migrate_and_distribute()
+        print(json.dumps({"citus": {**citus_bench.cluster_facts(), **schema}}), flush=True)
+    else:
+        call_command("migrate", verbosity=0)
+
+
+def database_label() -> str:
+    from django.db import connection
+
+    from sessions_app.tenancy.citus import has_citus
+
+    return "citus" if has_citus(connection) else connection.vendor
 
 
 def payloads(runs: int) -> Path:
@@ -77,15 +96,14 @@ def empty_tables() -> None:
 
 
 def table_bytes(tables: list[str]) -> int:
+    import citus_bench
     from django.db import connection
 
+    size = citus_bench.size_function("pg_total_relation_size", database_label() == "citus")
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
-        # Summed over partitions: a partitioned table's parent holds no rows of its own.
-        query = (
-            "SELECT coalesce((SELECT sum(pg_total_relation_size(relid))::bigint FROM pg_partition_tree(%s)), "
-            "pg_total_relation_size(%s))"
-        )
+        cursor.execute("VACUUM ANALYZE")  # Citus 13 passes an unqualified VACUUM on to every shard
+        # Summed over partitions (a partitioned table's parent holds no rows of its own), on Citus over shards too.
+        query = f"SELECT coalesce((SELECT sum({size}(relid))::bigint FROM pg_partition_tree(%s)), {size}(%s))"
         return sum(int(cursor.execute(query, [table, table]).fetchone()[0]) for table in tables)
 
 
@@ -99,6 +117,7 @@ def bench_import(args: argparse.Namespace) -> None:
     batch = read_import_file(path)
     received = sum(len(p.messages) for p in batch.snapshots)
     timings = []
+    load_at_start = os.getloadavg()
     for _ in range(args.trials):
         empty_tables()
         tenant = Tenant.objects.create(slug="bench", name="Bench")
@@ -112,7 +131,10 @@ def bench_import(args: argparse.Namespace) -> None:
     raw_bytes = sum(len(line) for line in path.read_bytes().splitlines())
     median = statistics.median(timings)
     report = {
-        "date": time.strftime("%Y-%m-%d"),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "database": database_label(),
+        "load_at_start": load_at_start,
+        "load": os.getloadavg(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
         f"{platform.python_version()}",
         "runs": args.runs,
@@ -237,6 +259,7 @@ def bench_posts(args: argparse.Namespace) -> None:
     from sessions_app.models import Tenant
     from sessions_app.tenancy.api_keys import create_api_key
 
+    load_at_start = os.getloadavg()
     empty_tables()
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     _, key = create_api_key(tenant, "server")
@@ -262,7 +285,14 @@ def bench_posts(args: argparse.Namespace) -> None:
         row = {"runs": size, "new_run_first_step": _quantiles(first), "next_step": _quantiles(following)}
         print(json.dumps(row), flush=True)
         report.append(row)
-    summary = {"date": time.strftime("%Y-%m-%d %H:%M"), "shape": args.shape, "load": os.getloadavg(), "posts": report}
+    summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "database": database_label(),
+        "shape": args.shape,
+        "load_at_start": load_at_start,
+        "load": os.getloadavg(),
+        "posts": report,
+    }
     print(json.dumps(summary, indent=2))
 
 
@@ -280,6 +310,7 @@ def bench_writers(args: argparse.Namespace) -> None:
     from sessions_app.models import Tenant
     from sessions_app.tenancy.api_keys import create_api_key
 
+    load_at_start = os.getloadavg()
     empty_tables()
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     _, key = create_api_key(tenant, "server")
@@ -317,11 +348,12 @@ def bench_writers(args: argparse.Namespace) -> None:
             times = [t for batch in pool.map(writer, [f"w{writers}-{i}" for i in range(writers)]) for t in batch]
         elapsed = time.perf_counter() - started
         results[writers] = {"posts": len(times), "posts_per_s": round(len(times) / elapsed, 1), **_quantiles(times)}
-        print(json.dumps({"writers": writers, **results[writers]}), flush=True)
+        print(json.dumps({"writers": writers, **results[writers], "load": os.getloadavg()}), flush=True)
     server.terminate()
     server.wait()
     ratio = results[args.writers]["posts_per_s"] / results[1]["posts_per_s"]
-    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "load": os.getloadavg(), "speedup": round(ratio, 2)}))
+    summary = {"date": time.strftime("%Y-%m-%d %H:%M"), "database": database_label(), "load_at_start": load_at_start}
+    print(json.dumps({**summary, "load": os.getloadavg(), "speedup": round(ratio, 2)}))
 
 
 def harness_store(runs: int) -> Path:
@@ -503,6 +535,12 @@ def bench_big_snapshot(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--database-url", default="postgres://root@127.0.0.1:5432/sd_bench_ingest")
+    parser.add_argument(
+        "--citus",
+        action="store_true",
+        help="--database-url is the local Citus cluster's coordinator: make the database (sd_bench_*) on every node "
+        "(cluster.sh reset), migrate, distribute_tenants",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     imports = commands.add_parser("import")
     imports.add_argument("--runs", type=int, default=1000)
@@ -524,7 +562,7 @@ def main() -> None:
     big = commands.add_parser("big-snapshot")
     big.add_argument("--messages", type=int, default=50_000)
     args = parser.parse_args()
-    setup(args.database_url)
+    setup(args.database_url, args.citus)
     commands_by_name = {
         "import": bench_import,
         "posts": bench_posts,

@@ -6,6 +6,10 @@
     .venv/bin/python bench/search.py --database sqlite --messages 100000
     # The users' path (issue 25): import_sessions, HTTP against manage.py serve, FTS5 and ts_rank_cd peers:
     .venv/bin/python bench/search.py --users-path --database postgres://root@127.0.0.1:5432/sd_bench_users
+    # The local 3-node Citus cluster (issue 23): the database made on every node by cluster.sh reset, migrated
+    # and distributed by manage.py distribute_tenants, then the same build and queries:
+    .venv/bin/python bench/search.py --citus --database postgres://root@127.0.0.1:5441/sd_bench_search \
+        --messages 1000000
 
 The corpus: 10 tenants (the largest holds 34%), conversations of 20 to 2,000 messages (log-uniform), one run per
 200 messages, roles cycling user/assistant/tool call/tool result, text drawn from a 50,000-word vocabulary with a
@@ -47,8 +51,17 @@ BIG_CONVERSATION = 10_000
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def configure(database: str) -> None:
-    if database == "sqlite":
+def configure(database: str, citus: bool = False, reuse: bool = False) -> None:
+    if citus:
+        os.environ["DATABASE_URL"] = database
+        if not reuse:
+            import citus_bench
+
+            citus_bench.reset_database(database)
+            # The session's SET below reaches only the coordinator: the workers build the shards' GIN and vacuum
+            # them with their own connections, which take the database's setting (Citus passes it on to them).
+            citus_bench.alter_database(database, "SET maintenance_work_mem = '1GB'")
+    elif database == "sqlite":
         os.environ.pop("DATABASE_URL", None)
         data_dir = ROOT / "bench" / ".data"
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -218,6 +231,8 @@ def build(messages: int, seed: int) -> dict:
     started = time.perf_counter()
     if drop_gin:
         with connection.cursor() as cursor:
+            # On Citus the shards' indexes are built by the workers' connections, which have the database's
+            # maintenance_work_mem of 1GB (set by configure(), for the VACUUM below too), not this session's.
             cursor.execute("SET maintenance_work_mem = '1GB'")
             cursor.execute("CREATE INDEX searchdoc_tenant_tsv ON search_app_searchdocument USING gin (tenant_id, tsv)")
         timings["gin_index_build_s"] = time.perf_counter() - started
@@ -306,15 +321,19 @@ def _load(entries: list[tuple], documents: list[tuple]) -> float:
     return time.perf_counter() - entries_done if entries else 0.0
 
 
-def _partitioned_size(function: str, relation: str) -> str:
-    """A table's or index's size, summed over its partitions when it has them (a partitioned parent holds none)."""
+def _partitioned_size(function: str, relation: str, citus: bool = False) -> str:
+    """A table's or index's size, summed over its partitions when it has them (a partitioned parent holds none);
+    on Citus summed over the shards too."""
+    import citus_bench
+
+    function = citus_bench.size_function(function, citus)
     return (
         f"coalesce((SELECT sum({function}(relid))::bigint FROM pg_partition_tree('{relation}')), "
         f"{function}('{relation}'))"
     )
 
 
-def sizes() -> dict:
+def sizes(citus: bool = False) -> dict:
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -322,7 +341,7 @@ def sizes() -> dict:
             cursor.execute(
                 "SELECT "
                 + ", ".join(
-                    _partitioned_size(function, relation)
+                    _partitioned_size(function, relation, citus)
                     for function, relation in [
                         ("pg_total_relation_size", "search_app_searchdocument"),
                         ("pg_relation_size", "searchdoc_tenant_tsv"),
@@ -501,6 +520,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--reuse", action="store_true", help="time queries on the corpus a previous run built")
     parser.add_argument(
+        "--citus",
+        action="store_true",
+        help="--database is a Citus coordinator of ../shared/citus/cluster.sh: the database (sd_bench_*) is made on "
+        "every node by cluster.sh reset, migrated and distributed by distribute_tenants (bench/citus_bench.py)",
+    )
+    parser.add_argument(
         "--users-path",
         action="store_true",
         help="import through import_sessions, search over HTTP (manage.py serve), FTS5 and ts_rank_cd peers "
@@ -513,7 +538,9 @@ def main() -> None:
 
         search_users_path.main(args.database, args.messages, args.queries, args.repeats, args.seed)
         return
-    configure(args.database)
+    if args.citus and (args.database == "sqlite" or args.users_path):
+        parser.error("--citus takes a postgres:// URL of the coordinator, without --users-path")
+    configure(args.database, citus=args.citus, reuse=args.reuse)
 
     from django.core.management import call_command
     from django.db import connection
@@ -524,7 +551,7 @@ def main() -> None:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
             "load_average_at_start": os.getloadavg(),
-            "database": connection.vendor,
+            "database": _database_label(args.citus),
             "messages": args.messages,
             "reused_corpus": True,
             "tenants": layout["tenants"],
@@ -535,11 +562,20 @@ def main() -> None:
         db_file = Path(connection.settings_dict["NAME"])
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db_file}{suffix}").unlink(missing_ok=True)
-    else:
+    elif not args.citus:  # a Citus database was made afresh on every node by cluster.sh reset
         with connection.cursor() as cursor:
             cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    call_command("migrate", verbosity=0)
-    print(f"Building {args.messages} messages on {connection.vendor}...", flush=True)
+    citus: dict = {}
+    if args.citus:
+        import citus_bench
+
+        citus["schema"] = citus_bench.migrate_and_distribute()
+        citus.update(citus_bench.cluster_facts())
+        citus["workers_maintenance_work_mem"] = citus_bench.worker_setting("maintenance_work_mem")
+    else:
+        call_command("migrate", verbosity=0)
+    print(f"Building {args.messages} messages on {_database_label(args.citus)}...", flush=True)
+    load_at_build = os.getloadavg()
     started = time.perf_counter()
     built = build(args.messages, args.seed)
     built["timings"]["total_build_s"] = time.perf_counter() - started
@@ -547,12 +583,16 @@ def main() -> None:
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
-        "database": connection.vendor,
+        "database": _database_label(args.citus),
         "messages": args.messages,
         "tenants": layout["tenants"],
         "build": {k: round(v, 1) for k, v in built["timings"].items()},
-        "sizes": sizes(),
+        "sizes": sizes(args.citus),
+        "load_average_at_build_start": load_at_build,
+        "load_average_at_build_end": os.getloadavg(),
     }
+    if citus:
+        report["citus"] = citus
     index_seconds = (
         report["build"]["entries_and_documents_load_s"]
         + report["build"].get("gin_index_build_s", 0)
@@ -566,6 +606,12 @@ def main() -> None:
     run_queries(report, layout, args)
 
 
+def _database_label(citus: bool) -> str:
+    from django.db import connection
+
+    return "citus" if citus else connection.vendor
+
+
 def run_queries(report: dict, layout: dict, args) -> None:
     from django.db import connection
 
@@ -573,7 +619,11 @@ def run_queries(report: dict, layout: dict, args) -> None:
 
     rng = random.Random(args.seed + 2)
     queries = pick_queries(layout, rng, args.queries)
-    conversation_ids = list(Conversation.objects.filter(tenant__slug="bench-0").values_list("external_id", flat=True))
+    # In insertion order: without an ORDER BY, Citus returns the shards' rows in another order than one PostgreSQL,
+    # and the same seed would pick other conversations.
+    conversation_ids = list(
+        Conversation.objects.filter(tenant__slug="bench-0").order_by("id").values_list("external_id", flat=True)
+    )
     conversations = [rng.choice(conversation_ids) for _ in range(args.queries)]
     report["tenant_scope"] = time_queries(queries, "tenant", conversations)
     report["conversation_scope"] = time_queries(queries, "conversation", conversations)
@@ -584,7 +634,8 @@ def run_queries(report: dict, layout: dict, args) -> None:
     out.mkdir(exist_ok=True)
     suffix = "-reused" if report.get("reused_corpus") else ""
     report["load_average_at_end"] = os.getloadavg()
-    path = out / f"search-{connection.vendor}-{args.messages}{suffix}.json"
+    label = "citus" if getattr(args, "citus", False) else connection.vendor
+    path = out / f"search-{label}-{args.messages}{suffix}.json"
     path.write_text(json.dumps(report, indent=1))
     print(f"Wrote {path}")
 
