@@ -156,12 +156,18 @@ def test_another_tenants_admin_cannot_withdraw_an_invitation(world, as_role):
     assert invitation.revoked_at is None
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent acceptances need PostgreSQL's locks")
-def test_one_link_accepted_twice_at_once_makes_one_member():
+@pytest.fixture
+def open_link(transactional_db):
+    """A tenant, its admin and the raw token of a support invitation the admin made, committed for other threads."""
     tenant = make_tenant()
     admin = make_member(tenant, "admin")
     _, raw = tenant_admin.create_invitation(tenant, "support", actor=admin)
+    return tenant, admin, raw
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent acceptances need PostgreSQL's locks")
+def test_one_link_accepted_twice_at_once_makes_one_member(open_link):
+    tenant, _, raw = open_link
     people = [make_member(make_tenant(), "admin") for _ in range(4)]
     start = threading.Barrier(len(people))
 
@@ -181,12 +187,9 @@ def test_one_link_accepted_twice_at_once_makes_one_member():
     assert Membership.objects.filter(tenant=tenant).count() == 2  # the admin and the one who joined
 
 
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="a withdrawal racing an acceptance needs two writers")
-def test_a_withdrawal_racing_an_acceptance_waits_and_leaves_the_spent_link_accepted():
-    tenant = make_tenant()
-    admin = make_member(tenant, "admin")
-    _, raw = tenant_admin.create_invitation(tenant, "support", actor=admin)
+def test_a_withdrawal_racing_an_acceptance_waits_and_leaves_the_spent_link_accepted(open_link):
+    tenant, admin, raw = open_link
     invitation = Invitation.objects.get(tenant=tenant)  # what the withdraw page loaded: still open
     joiner = make_member(make_tenant(), "admin")
     accepted, let_go = threading.Event(), threading.Event()
