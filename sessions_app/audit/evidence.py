@@ -25,8 +25,8 @@ from sessions_app.audit.inputs import (
 )
 from sessions_app.audit.service import AuditReport, audit_run, get_run, reaudit_runs
 from sessions_app.audit.vocabulary import EventClass
-from sessions_app.models import Conversation, ConversationMerge, PromptContract, Receipt, Run, RunVerdict, Tenant, Wait
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.models import Conversation, ConversationMerge, PromptContract, Receipt, RunVerdict, Tenant, Wait
+from sessions_app.tenancy.scoping import runs_with_conversation, scoped
 
 
 def _add_to_run[M: models.Model](
@@ -122,12 +122,7 @@ def set_prompt_contract(
         contract, _ = PromptContract.objects.update_or_create(
             tenant=tenant, agent_name=parsed.agent_name, defaults={"kind": parsed.kind, "value": parsed.value}
         )
-        runs = (
-            scoped(Run, tenant)
-            .filter(agent_name=parsed.agent_name, conversation__tenant=tenant)
-            .select_related("conversation", "tenant")
-            .order_by("-started_at", "-id")
-        )
+        runs = runs_with_conversation(tenant).filter(agent_name=parsed.agent_name).order_by("-started_at", "-id")
         count = reaudit_runs(runs[:REAUDIT_INLINE_LIMIT], now=now)
         later = runs.values_list("id", flat=True)[REAUDIT_INLINE_LIMIT:]
         scoped(RunVerdict, tenant).filter(run_id__in=list(later)).update(recheck_at=now)
@@ -155,9 +150,5 @@ def record_merge(
             record_event(
                 tenant, EventClass.CONVERSATIONS_MERGED, actor=actor, conversation_id=conversation.external_id
             )
-        reaudit_runs(
-            scoped(Run, tenant)
-            .filter(conversation=conversation, conversation__tenant=tenant)
-            .select_related("conversation", "tenant")
-        )
+        reaudit_runs(runs_with_conversation(tenant).filter(conversation=conversation))
     return merge

@@ -26,7 +26,7 @@ from sessions_app.audit.principals import principal_hash
 from sessions_app.audit.service import build_context
 from sessions_app.audit.vocabulary import EventClass, Verdict
 from sessions_app.models import ApiKey, Conversation, Run, Snapshot, Source, Tenant
-from sessions_app.tenancy.scoping import conversations_readable_by, scoped
+from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts.export import history_json
 
 
@@ -59,15 +59,13 @@ def latest_run(
 ) -> Run | None:
     """The conversation's latest run, leaving out the runs `without` (unless that leaves none), or for a client
     `api_key` the latest it wrote."""
-    runs = scoped(Run, conversation.tenant).filter(
-        conversation=conversation, conversation__tenant_id=conversation.tenant_id
-    )
+    runs = runs_with_conversation(conversation.tenant).filter(conversation=conversation)
     if api_key is not None and api_key.kind == Source.CLIENT:
         runs = runs.filter(pk__in=scoped(Snapshot, conversation.tenant).filter(api_key=api_key).values("run_id"))
     elif without:
         trusted = runs.exclude(pk__in=without)
         runs = trusted if trusted.exists() else runs
-    return runs.select_related("conversation", "tenant").order_by("-started_at", "-id").first()
+    return runs.order_by("-started_at", "-id").first()
 
 
 def recovered_history_json(conversation: Conversation, without: set[int] | None = None) -> str:

@@ -36,7 +36,7 @@ from sessions_app.models import (
     ToolEffect,
     Wait,
 )
-from sessions_app.tenancy.scoping import conversations_readable_by, scoped
+from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
 
@@ -333,11 +333,7 @@ def audit_runs(
 
 def get_run(tenant: Tenant, run_id: str, api_key: ApiKey | None = None) -> Run:
     """The run of `tenant` (for a client `api_key`, only in a conversation it wrote), else `UnknownRun`."""
-    runs = (
-        scoped(Run, tenant)
-        .select_related("conversation", "tenant")
-        .filter(run_id=run_id, conversation__tenant=tenant)
-    )
+    runs = runs_with_conversation(tenant).filter(run_id=run_id)
     if (readable := conversations_readable_by(api_key)) is not None:
         runs = runs.filter(conversation_id__in=readable)
     run = runs.first()
@@ -390,8 +386,6 @@ def refresh_tenant_verdicts(tenant: Tenant, *, now: datetime | None = None, limi
     ids = list(due if limit is None else due[:limit])
     if not ids:
         return 0
-    runs = list(
-        scoped(Run, tenant).filter(id__in=ids, conversation__tenant=tenant).select_related("conversation", "tenant")
-    )
+    runs = list(runs_with_conversation(tenant).filter(id__in=ids))
     audit_runs(tenant, runs, now=now)
     return len(runs)

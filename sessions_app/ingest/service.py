@@ -45,7 +45,7 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.tenancy.api_keys import refuse_foreign_writes
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.tenancy.scoping import runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.runtime_spans import ANSWER_KINDS, Answer, answers_in_history, store_decisions
@@ -530,12 +530,7 @@ def _audit(tenant: Tenant, stored: _Stored, runtime_spans: Sequence[RuntimeSpanP
     late = {span.run_id for span in runtime_spans if span.kind == RuntimeSpan.Kind.APPROVAL_PENDING}
     for run in scoped(Run, tenant).filter(run_id__in=late).select_related("tenant"):
         decided |= store_decisions(tenant, {run.conversation_id}, answers_in_history(run))
-    waiting = list(
-        scoped(Run, tenant)
-        .select_related("conversation", "tenant")
-        # The conversation's tenant named too: Citus routes the join to one shard instead of repartitioning it.
-        .filter(pk__in=decided - stored.touched_runs.keys(), conversation__tenant=tenant)
-    )
+    waiting = list(runs_with_conversation(tenant).filter(pk__in=decided - stored.touched_runs.keys()))
     audit_runs(tenant, runs + waiting, histories=histories)
 
 

@@ -9,12 +9,21 @@ from django.core.management.base import CommandError
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-from sessions_app.models import ApiKey, Snapshot, Source, Tenant
+from sessions_app.models import ApiKey, Run, Snapshot, Source, Tenant
 
 
 def scoped[M: Model](model: type[M], tenant: Tenant) -> QuerySet[M]:
     """All rows of `model` that belong to `tenant`."""
     return model._default_manager.filter(tenant=tenant)
+
+
+def runs_with_conversation(tenant: Tenant) -> QuerySet[Run]:
+    """The tenant's runs, each read with its conversation and tenant in the same query.
+
+    The join names the conversation's tenant as well as the run's: on Citus it then routes to the tenant's one shard;
+    by id alone it is a repartition join, which Citus refuses once the tenant table was read in the transaction.
+    """
+    return scoped(Run, tenant).filter(conversation__tenant=tenant).select_related("conversation", "tenant")
 
 
 def conversations_readable_by(key: ApiKey | None) -> QuerySet[Snapshot, int] | None:

@@ -7,20 +7,15 @@ from django.views.decorators.http import require_POST
 
 from search_app.index import reindex_conversation
 from sessions_app.audit.service import reaudit_runs
-from sessions_app.models import Run
 from sessions_app.tenancy.permissions import Action, MemberRequest, get_conversation_for_member, member_view
-from sessions_app.tenancy.scoping import scoped
+from sessions_app.tenancy.scoping import runs_with_conversation
 
 
 @require_POST
 @member_view(Action.REAUDIT)
 def reaudit(request: MemberRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation_for_member(request, conversation_id)
-    runs = (
-        scoped(Run, request.tenant)
-        .filter(conversation=conversation, conversation__tenant=request.tenant)
-        .select_related("conversation", "tenant")
-    )
+    runs = runs_with_conversation(request.tenant).filter(conversation=conversation)
     count = reaudit_runs(runs)
     messages.success(request, f"Re-audited {count} run{'s' if count != 1 else ''}; verdicts are current.")
     return redirect("conversation", conversation_id=conversation.external_id)

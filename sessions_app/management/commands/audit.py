@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from sessions_app.audit import service
 from sessions_app.management.run_evidence import refused_input_as_command_error
 from sessions_app.models import Run
-from sessions_app.tenancy.scoping import scoped, tenant_for_command
+from sessions_app.tenancy.scoping import runs_with_conversation, tenant_for_command
 
 
 def _as_text(report: service.AuditReport) -> str:
@@ -47,12 +47,7 @@ class Command(BaseCommand):
             with refused_input_as_command_error():
                 runs = [service.get_run(tenant, options["run"])]
         else:
-            runs = (
-                scoped(Run, tenant)
-                .filter(conversation__tenant=tenant)
-                .select_related("conversation", "tenant")
-                .order_by("started_at", "id")
-            )
+            runs = runs_with_conversation(tenant).order_by("started_at", "id")
         reports = [service.audit_run(run) for run in runs]
         if options["format"] == "json":
             data = reports[0].as_dict() if options["run"] else [r.as_dict() for r in reports]
