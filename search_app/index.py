@@ -198,14 +198,13 @@ def entries_removed(tenant_id: int, entry_ids: Sequence[int]) -> None:
     _fold_after_commit({tenant_id})
 
 
-def mark_pending(conversation_ids: Iterable[int]) -> int:
-    """Queue conversations for the background reconciliation (their searches say `indexing: true`)."""
+def mark_pending(tenant_id: int, conversation_ids: Iterable[int]) -> int:
+    """Queue conversations of the tenant for the background reconciliation (their searches say `indexing: true`)."""
     ids = list(conversation_ids)
-    rows = list(Conversation.objects.filter(id__in=ids).values_list("id", "tenant_id"))
     ConversationIndex.objects.bulk_create(
-        [ConversationIndex(conversation_id=cid, tenant_id=tid) for cid, tid in rows], ignore_conflicts=True
+        [ConversationIndex(conversation_id=cid, tenant_id=tenant_id) for cid in ids], ignore_conflicts=True
     )
-    return ConversationIndex.objects.filter(conversation_id__in=[cid for cid, _ in rows]).update(pending=True)
+    return ConversationIndex.objects.filter(tenant_id=tenant_id, conversation_id__in=ids).update(pending=True)
 
 
 def tenant_patterns_changed(tenant_id: int) -> int:
@@ -213,15 +212,15 @@ def tenant_patterns_changed(tenant_id: int) -> int:
     transcript goes pending (out of search until rebuilt); the fold worker (search_app.fold_worker) rebuilds them,
     one worker per tenant at a time, one conversation per transaction, so a stopped worker's next start resumes."""
     ids = TranscriptEntry.objects.filter(tenant_id=tenant_id).values_list("conversation_id", flat=True).distinct()
-    return mark_pending(ids)
+    return mark_pending(tenant_id, ids)
 
 
-def reindex_conversation(conversation_id: int) -> int:
-    """Rebuild one conversation's documents and statistics from its transcript; returns documents indexed."""
+def reindex_conversation(owner: int, conversation_id: int) -> int:
+    """Rebuild one conversation of the tenant `owner` from its transcript; returns documents indexed."""
     with transaction.atomic():
-        owner = Conversation.objects.filter(id=conversation_id).values_list("tenant_id", flat=True).first()
-        if owner is None:  # deleted meanwhile, with its documents
-            ConversationIndex.objects.filter(conversation_id=conversation_id).delete()
+        if not Conversation.objects.filter(tenant_id=owner, id=conversation_id).exists():
+            # Deleted meanwhile, with its documents.
+            ConversationIndex.objects.filter(tenant_id=owner, conversation_id=conversation_id).delete()
             return 0
         entries = TranscriptEntry.objects.filter(
             tenant_id=owner, conversation_id=conversation_id, summary_artifact=False
@@ -256,8 +255,8 @@ def reconcile_pending(tenant_ids: Sequence[int] | None = None, limit: int | None
     pending = ConversationIndex.objects.filter(pending=True)
     if tenant_ids is not None:
         pending = pending.filter(tenant_id__in=tenant_ids)
-    ids = list(pending.order_by("conversation_id").values_list("conversation_id", flat=True)[:limit])
-    documents = sum(reindex_conversation(cid) for cid in ids)
+    ids = list(pending.order_by("conversation_id").values_list("tenant_id", "conversation_id")[:limit])
+    documents = sum(reindex_conversation(tid, cid) for tid, cid in ids)
     if tenant_ids is None:
         folding.fold_everything()
     else:
@@ -271,8 +270,8 @@ def reindex_all(tenant_ids: Sequence[int] | None = None) -> tuple[int, int]:
     entries = TranscriptEntry.objects.all()
     if tenant_ids is not None:
         entries = entries.filter(tenant_id__in=tenant_ids)
-    ids = sorted(set(entries.values_list("conversation_id", flat=True).distinct()))
-    documents = sum(reindex_conversation(cid) for cid in ids)
+    ids = sorted(set(entries.values_list("tenant_id", "conversation_id").distinct()))
+    documents = sum(reindex_conversation(tid, cid) for tid, cid in ids)
     return len(ids), documents
 
 

@@ -63,8 +63,8 @@ def test_a_deleted_conversation_leaves_nothing_to_find(stored):
 @pytest.mark.django_db
 def test_a_rewritten_conversation_is_searched_as_rewritten(stored):
     conversation = Conversation.objects.get(external_id="c1")
-    index.mark_pending([conversation.id])
-    index.reindex_conversation(conversation.id)  # what a retention or redaction rewrite does
+    index.mark_pending(conversation.tenant_id, [conversation.id])
+    index.reindex_conversation(conversation.tenant_id, conversation.id)  # what a retention or redaction rewrite does
     assert DeletedDocument.objects.count() == 150
     assert UnfoldedDocument.objects.count() == 150
     unfolded = hits(tenant_search(stored, "deploy canary", limit=25))

@@ -161,7 +161,7 @@ def test_a_conversation_marked_for_reindexing_flags_only_searches_that_cover_it(
     second = make_conversation(tenant, "d")
     add_messages(make_run(second, "r2"), ["frigatebird"])
     folding.fold_tenant(tenant.id)
-    index.mark_pending([first.id])
+    index.mark_pending(first.tenant_id, [first.id])
     assert run_search(tenant=tenant, query="frigatebird", conversation_id="c").indexing is True
     assert run_search(tenant=tenant, query="frigatebird", conversation_id="d").indexing is False
     index.reconcile_pending()

@@ -48,7 +48,7 @@ def test_a_new_message_flags_only_the_scopes_that_hold_it(tenant, two_conversati
 def test_a_pending_conversation_still_answers_indexing_when_nothing_is_unfolded(tenant, two_conversations):
     first, _ = two_conversations
     folding.fold_tenant(tenant.id)
-    index.mark_pending([first.id])
+    index.mark_pending(first.tenant_id, [first.id])
     assert flags(tenant) == (True, False, True, True)
 
 

@@ -25,6 +25,6 @@ def reaudit(request: MemberRequest, conversation_id: str) -> HttpResponse:
 @member_view(Action.REINDEX)
 def reindex(request: MemberRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation_for_member(request, conversation_id)
-    count = reindex_conversation(conversation.pk)
+    count = reindex_conversation(conversation.tenant_id, conversation.pk)
     messages.success(request, f"Re-indexed {count} message{'s' if count != 1 else ''} for search.")
     return redirect("conversation", conversation_id=conversation.external_id)

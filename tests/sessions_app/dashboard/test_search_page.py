@@ -80,7 +80,7 @@ def test_only_an_unfinished_plain_last_word_becomes_a_prefix():
 def test_while_a_conversation_waits_for_reindexing_the_page_says_indexing(world, as_role):
     from search_app.index import mark_pending
 
-    mark_pending([world.deploy.pk])
+    mark_pending(world.deploy.tenant_id, [world.deploy.pk])
     page = as_role("support").get("/search/?q=flag").content.decode()
     assert "Indexing:" in page
 
