@@ -533,13 +533,13 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5, help="--users-path: times each query is asked")
     args = parser.parse_args()
+    if args.citus and args.database == "sqlite":
+        parser.error("--citus takes a postgres:// URL of the coordinator")
     if args.users_path:
         import search_users_path
 
-        search_users_path.main(args.database, args.messages, args.queries, args.repeats, args.seed)
+        search_users_path.main(args.database, args.messages, args.queries, args.repeats, args.seed, args.citus)
         return
-    if args.citus and (args.database == "sqlite" or args.users_path):
-        parser.error("--citus takes a postgres:// URL of the coordinator, without --users-path")
     configure(args.database, citus=args.citus, reuse=args.reuse)
 
     from django.core.management import call_command

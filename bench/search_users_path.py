@@ -3,7 +3,8 @@
     .venv/bin/python bench/search.py --users-path --database postgres://root@127.0.0.1:5432/sd_bench_users \
         --messages 100000
 
-1. A fresh PostgreSQL database (this mode's own: dropped and made again), migrated.
+1. A fresh PostgreSQL database (this mode's own: dropped and made again), migrated; with `--citus`, the database is
+   made on every node of the local cluster, migrated and distributed by `distribute_tenants` (bench/citus_bench.py).
 2. The corpus of bench/search.py (10 tenants, the largest 34 %, Zipf words, log-normal lengths), written as one
    JSONL file per tenant of API-shaped snapshots (one run of up to 200 user/assistant messages a snapshot) and
    imported with `manage.py import_sessions` in a process of its own, per tenant: the command folds what it wrote
@@ -188,7 +189,7 @@ def time_http(server, key: str, queries: dict[str, list[str]], repeats: int, sco
             return "/api/v1/search?" + urllib.parse.urlencode(params)
 
         for query, conversation in plan:
-            status, _ = server.request("GET", path(query, conversation), headers=headers)
+            status = server.request("GET", path(query, conversation), headers=headers)[0]
             if status != 200:
                 raise SystemExit(f"search answered {status} for {query!r}")
         seconds = []
@@ -209,29 +210,36 @@ def unfolded_after_import() -> dict[str, int]:
     }
 
 
-def main(database: str, messages: int, queries_per_class: int, repeats: int, seed: int) -> None:
+def main(database: str, messages: int, queries_per_class: int, repeats: int, seed: int, citus: bool = False) -> None:
     import psycopg
-    from security import Server
+    from served import ProductionServer, free_port
 
     if not database.startswith("postgres"):
         raise SystemExit("--users-path runs on PostgreSQL (the peers include PostgreSQL's ts_rank_cd)")
-    name = database.rsplit("/", 1)[1]
-    admin = database.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    if not citus:
+        name = database.rsplit("/", 1)[1]
+        admin = database.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     from search import configure
 
-    configure(database)
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    configure(database, citus=citus)  # on Citus: the database made afresh on every node by cluster.sh reset
     report: dict = {
-        "mode": "users' path",
+        "mode": "users' path" + (" on Citus" if citus else ""),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
         "load_before": [round(v, 2) for v in os.getloadavg()],
         "messages_requested": messages,
     }
+    if citus:
+        import citus_bench
+
+        report["schema"] = citus_bench.migrate_and_distribute()
+        report.update(citus_bench.cluster_facts())
+    else:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
     started = time.perf_counter()
     corpus = write_corpus(messages, seed, ROOT / "bench" / ".data" / "users-path")
     report["corpus_write_s"] = round(time.perf_counter() - started, 1)
@@ -257,11 +265,12 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
 
     rng = random.Random(seed + 2)
     queries = pick_queries(corpus["words"], corpus["texts"], rng, queries_per_class)
-    server = Server(database)
+    data = ROOT / "bench" / ".data" / "users-path-server"
+    server = ProductionServer(database, free_port(), data, "bench-users-path-")
     try:
         report["http_tenant_scope"] = time_http(server, key, queries, repeats, {"scope": "tenant"}, [], rng)
         report["http_conversation_scope"] = time_http(server, key, queries, repeats, None, corpus["conversations"], rng)
-        status, healthz = server.request("GET", "/healthz")
+        healthz = server.request("GET", "/healthz")[1]
         report["http_healthz_ms"] = round(healthz * 1000, 2)
     finally:
         server.stop()

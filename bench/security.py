@@ -14,7 +14,6 @@ import base64
 import json
 import os
 import platform
-import socket
 import statistics
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from served import ProductionServer  # noqa: E402  (bench/ is on the path from here)
+from served import ProductionServer, free_port  # noqa: E402  (bench/ is on the path from here)
 
 
 def _project_first() -> None:
@@ -34,12 +33,6 @@ def _project_first() -> None:
     must not shadow the masking package when the settings load its log filter."""
     sys.path[:] = [str(ROOT)] + [path for path in sys.path if Path(path or ".").resolve() != ROOT / "bench"]
     sys.path.append(str(ROOT / "bench"))
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def prepare(url: str) -> tuple[str, str]:
@@ -117,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     plain, pattern = prepare(args.database)
     data = Path(tempfile.mkdtemp(prefix="sd-bench-security-"))
-    server = ProductionServer(args.database, _port(), data, "bench-security-")
+    server = ProductionServer(args.database, free_port(), data, "bench-security-")
     try:
         json_headers = {"Content-Type": "application/json"}
         seeds = [

@@ -4,6 +4,7 @@ a benchmark's own database, DEBUG off, reached over plain HTTP as if behind a TL
 import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -11,6 +12,12 @@ from pathlib import Path
 from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 class ProductionServer:
