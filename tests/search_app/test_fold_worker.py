@@ -16,6 +16,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from search_app import blocks, fold_worker, folding
 from search_app.models import PostingBlock, SearchDocument, UnfoldedDocument
 from tests.agents import weather_messages
+from tests.citus_mode import CITUS_TESTS
 from tests.search_app.factories import make_conversation_with
 
 
@@ -40,6 +41,24 @@ def test_an_import_leaves_no_unfolded_document(tenant, tmp_path, settings):
     assert not UnfoldedDocument.objects.exists()
     assert sum(PostingBlock.objects.filter(tenant=tenant, term="weather").values_list("count", flat=True)) > 0
     assert f"Search index: {documents} document(s) folded." in out.getvalue()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the planner's statistics are PostgreSQL's")
+@pytest.mark.skipif(CITUS_TESTS, reason="on Citus the shards' statistics are the workers'")
+@pytest.mark.django_db(transaction=True)
+def test_an_import_leaves_the_planner_statistics_of_what_it_loaded(tenant, tmp_path, settings):
+    settings.SESSIONDESK_SEARCH_FOLD_INLINE = False
+    call_command("import_sessions", "--tenant", tenant.slug, str(_export(tmp_path, 20)), stdout=StringIO())
+    documents = SearchDocument.objects.filter(tenant=tenant).count()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tableoid::regclass::text FROM search_app_searchdocument WHERE tenant_id = %s LIMIT 1", [tenant.id]
+        )
+        (partition,) = cursor.fetchone()
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", [partition])
+        assert cursor.fetchone() == (documents,)  # the tenant's partition counted as it is now
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'search_app_unfoldeddocument'::regclass")
+        assert cursor.fetchone() == (0,)  # the tail counted empty, as the fold left it
 
 
 @pytest.mark.django_db
