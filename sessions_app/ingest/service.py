@@ -9,7 +9,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
@@ -31,7 +31,7 @@ from sessions_app.ingest.payloads import (
     is_final,
     run_start,
 )
-from sessions_app.ingest.storage import store_messages
+from sessions_app.ingest.storage import existing_message_ids, store_messages
 from sessions_app.models import (
     ApiKey,
     Conversation,
@@ -46,7 +46,7 @@ from sessions_app.models import (
 )
 from sessions_app.tenancy.api_keys import refuse_foreign_writes
 from sessions_app.tenancy.scoping import runs_with_conversation, scoped
-from sessions_app.transcripts import list_columns
+from sessions_app.transcripts import fold_cache, list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.runtime_spans import ANSWER_KINDS, Answer, answers_in_history, store_decisions
 from sessions_app.transcripts.store import NewSnapshot, update_transcript
@@ -113,13 +113,49 @@ def _prepare(payload: SnapshotPayload) -> _Prepared:
     )
 
 
-def _store_messages(tenant: Tenant, prepared: Sequence[_Prepared]) -> tuple[dict[str, int], int]:
-    """Ids of the StoredMessage rows for every message, inserting only those this tenant never stored."""
+def _store_messages(
+    tenant: Tenant,
+    prepared: Sequence[_Prepared],
+    runs: Mapping[str, Run],
+    known_ids: Mapping[int, int],
+) -> tuple[dict[str, int], int]:
+    """Ids of the StoredMessage rows for every message, inserting only those this tenant never stored.
+
+    A message already stored is not looked up by its sha256 when its id is known: a message of the conversation's
+    current fold (the object the memo handed the payload, its row referenced by the locked conversation's
+    transcript), or one the caller read from the stored transcript (`known_ids`, by id() of the payload's message
+    object: checked to exist in one query by primary key). A long history repeated each step then reads back only
+    its new messages.
+    """
+    current: dict[int, int] = {}
+    for conversation in {runs[item.payload.run_id].conversation_id: runs[item.payload.run_id].conversation
+                         for item in prepared}.values():  # fmt: skip
+        current.update(fold_cache.stored_ids_of_current(conversation))
+    ids: dict[str, int] = {}
+    claimed: dict[str, int] = {}
     wanted: dict[str, tuple[str, str]] = {}
     for item in prepared:
-        for sha, content_hash, dumped in zip(item.shas, item.content_hashes, item.dumped, strict=True):
-            wanted.setdefault(sha, (content_hash, dumped))
-    return store_messages(tenant.id, wanted)
+        for sha, content_hash, dumped, message in zip(
+            item.shas, item.content_hashes, item.dumped, item.payload.messages, strict=True
+        ):
+            if sha in ids or sha in claimed or sha in wanted:
+                continue
+            if (message_id := current.get(id(message))) is not None:
+                ids[sha] = message_id
+            elif (message_id := known_ids.get(id(message))) is not None:
+                claimed[sha] = message_id
+                wanted[sha] = (content_hash, dumped)
+            else:
+                wanted[sha] = (content_hash, dumped)
+    if claimed:
+        existing = existing_message_ids(tenant.id, claimed.values())
+        for sha, message_id in claimed.items():
+            if message_id in existing:
+                ids[sha] = message_id
+                del wanted[sha]
+    found, inserted = store_messages(tenant.id, wanted)
+    ids.update(found)
+    return ids, inserted
 
 
 def _lock_conversations(tenant: Tenant, external_ids: Iterable[str]) -> dict[str, Conversation]:
@@ -272,23 +308,25 @@ def ingest_snapshots(
     runtime_spans: Sequence[RuntimeSpanPayload] = (),
     api_key: ApiKey | None = None,
     also: Callable[[], object] | None = None,
+    known_ids: Mapping[int, int] | None = None,
 ) -> IngestResult:
     """Store snapshots (and tool-effect records) in one transaction, then re-recover and re-audit what changed.
 
     `source` is the authority of whoever handed the history over (a `client` key can never claim `server`);
     anything raises IngestError and leaves the database as it was. `api_key` is the key that wrote the batch
     (None for imports); a snapshot's principal is stored as a keyed hash and claims an unowned conversation.
-    `also` runs last in the same transaction (and again on a retry): the OTLP door's pending spans.
+    `also` runs last in the same transaction (and again on a retry): the OTLP door's pending spans. `known_ids`:
+    StoredMessage ids the caller read from the stored transcript, by id() of the payloads' message objects.
     """
     for payload in payloads:
         check_snapshot_size(payload, settings.SESSIONDESK_MAX_SNAPSHOT_MESSAGES)
     prepared = [_prepare(payload) for payload in payloads]
     if connection.in_atomic_block:
         # Part of a caller's transaction (seed_demo): a failed attempt cannot be retried on its own.
-        return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also)
+        return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also, known_ids or {})
     for attempt in range(WRITE_ATTEMPTS):
         try:
-            return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also)
+            return _ingest(tenant, prepared, source, via, tool_effects, api_key, runtime_spans, also, known_ids or {})
         except (OperationalError, IntegrityError) as error:
             # A locked SQLite database, a PostgreSQL deadlock or serialization failure, or a unique key another
             # writer took between our read and our write: the transaction rolled back whole, so try again.
@@ -317,13 +355,14 @@ def _ingest(
     api_key: ApiKey | None,
     runtime_spans: Sequence[RuntimeSpanPayload] = (),
     also: Callable[[], object] | None = None,
+    known_ids: Mapping[int, int] | None = None,
 ) -> IngestResult:
     """One attempt, one transaction: find the runs, store what is new, recover (which writes the index), audit."""
     result = IngestResult()
     with one_writer(), transaction.atomic():
         runs = _locked_runs(tenant, prepared, tool_effects, source, api_key)
         fresh = _fresh(tenant, prepared, runs, result)
-        message_ids, result.new_messages = _store_messages(tenant, fresh)
+        message_ids, result.new_messages = _store_messages(tenant, fresh, runs, known_ids or {})
         stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
         result.created = [snapshot.id for snapshot in stored.snapshots]
         result.tool_effects = _apply_tool_effects(tenant, tool_effects, runs)

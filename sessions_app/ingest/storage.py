@@ -1,5 +1,7 @@
 """Content-addressed message storage: one StoredMessage row per distinct serialized message of a tenant."""
 
+from collections.abc import Iterable
+
 from sessions_app.models import StoredMessage
 
 
@@ -26,3 +28,13 @@ def store_messages(tenant_id: int, wanted: dict[str, tuple[str, str]]) -> tuple[
         chunk = missing[start : start + 500]
         ids.update(StoredMessage.objects.filter(tenant_id=tenant_id, sha256__in=chunk).values_list("sha256", "id"))
     return ids, len(missing)
+
+
+def existing_message_ids(tenant_id: int, message_ids: Iterable[int]) -> set[int]:
+    """Which of these StoredMessage ids the tenant still has (by primary key: a query per 2,000)."""
+    wanted = sorted(set(message_ids))
+    found: set[int] = set()
+    for start in range(0, len(wanted), 2000):
+        chunk = wanted[start : start + 2000]
+        found.update(StoredMessage.objects.filter(tenant_id=tenant_id, id__in=chunk).values_list("id", flat=True))
+    return found

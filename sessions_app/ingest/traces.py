@@ -16,7 +16,7 @@ lost, as before pending spans were kept).
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import reduce
 from operator import or_
@@ -69,13 +69,16 @@ class _StoredCopies:
     known: KnownMessages
     last_entry_id: int
     length: int
+    # StoredMessage id by id() of each copy whose stored bytes are its dump (the memo's object, so a payload
+    # holds this very object and its sha256 is the row's): ingestion need not look these up by sha256.
+    stored_ids: dict[int, int] = field(default_factory=dict)
 
 
 _CACHE: OrderedDict[tuple[int, str], _StoredCopies] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
-def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> KnownMessages:
+def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> tuple[KnownMessages, dict[int, int]]:
     """The conversation's stored transcript as known copies: kept in this process and brought up to date with the
     rows written since (rows have rising ids, and a rewritten row is a new one), so a threaded run reads only the
     rows added since this process last looked; read whole when a row before the end was rewritten or removed."""
@@ -86,37 +89,45 @@ def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> 
         scoped(TranscriptEntry, tenant)
         .filter(conversation__external_id=conversation_id, id__gt=after, message__tenant=tenant)
         .order_by("position", "-summary_artifact", "id")
-        .values_list("id", "position", "summary_artifact", "message__data")
+        .values_list("id", "position", "summary_artifact", "message__data", "message_id")
     )
     if cached is not None:
         new = [row for row in rows if not row[2]]
-        if any(position < cached.length for _, position, _, _ in new) or cached.length + len(new) != message_count:
+        if any(row[1] < cached.length for row in new) or cached.length + len(new) != message_count:
             return _stored_copies(tenant, conversation_id, message_count)  # not cached now: read whole
     else:
         cached = _StoredCopies(KnownMessages(), 0, 0)
-    for entry_id, _, artifact, data in rows:
+    for entry_id, _, artifact, data, message_id in rows:
         cached.last_entry_id = max(cached.last_entry_id, entry_id)
         if not artifact:
             message = load_message(data)
             known = MEMO.keep(message, loaded_from=data)
+            if known is not None:
+                cached.stored_ids[id(known.message)] = message_id
             cached.known.extend([known.message if known is not None else message])
             cached.length += 1
     with _CACHE_LOCK:
         _CACHE[(tenant.id, conversation_id)] = cached
         while len(_CACHE) > _CACHE_CONVERSATIONS:
             _CACHE.popitem(last=False)
-    return cached.known.copy()
+    return cached.known.copy(), cached.stored_ids
 
 
-def _stored_transcripts(tenant: Tenant, conversation_ids: Iterable[str]) -> dict[str, KnownMessages]:
+def _stored_transcripts(
+    tenant: Tenant, conversation_ids: Iterable[str]
+) -> tuple[dict[str, KnownMessages], dict[int, int]]:
+    """Each conversation's stored copies, and the StoredMessage ids of those copies (by id() of the copy)."""
     counts = dict(
         scoped(Conversation, tenant)
         .filter(external_id__in=list(conversation_ids))
         .values_list("external_id", "message_count")
     )
-    return {
-        conversation_id: _stored_copies(tenant, conversation_id, count) for conversation_id, count in counts.items()
-    }
+    copies: dict[str, KnownMessages] = {}
+    stored_ids: dict[int, int] = {}
+    for conversation_id, count in counts.items():
+        copies[conversation_id], ids = _stored_copies(tenant, conversation_id, count)
+        stored_ids.update(ids)
+    return copies, stored_ids
 
 
 def ingest_export(
@@ -162,7 +173,7 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
     spans); a run that fails validation is counted with the rejected spans, naming the problem, and the others
     are stored."""
     inheriting = {run.conversation_id for run in decoded.runs if run.new_message_index > 0}
-    known = _stored_transcripts(tenant, inheriting)
+    known, stored_ids = _stored_transcripts(tenant, inheriting)
     payloads: list[SnapshotPayload] = []
     effects: list[ToolEffectPayload] = []
     runtime: list[RuntimeSpanPayload] = []
@@ -196,6 +207,7 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
             runtime_spans=runtime,
             api_key=api_key,
             also=lambda: _keep_pending(tenant, decoded),
+            known_ids=stored_ids,
         )
     elif decoded.orphans or decoded.attached:
         with one_writer(), transaction.atomic():

@@ -1,7 +1,8 @@
 """The recovery folds this process keeps, so the next snapshot of a conversation is folded instead of recovered again.
 
 Three calls: `take` the conversation's fold (one this transaction wrote, else one committed), `keep_after_commit` the
-fold a write leaves (for this transaction's next write at once, for every thread once it commits), `forget_all`.
+fold a write leaves (for this transaction's next write at once, for every thread once it commits), `forget_all`; and
+`peek`, which looks at a fold without taking it (`stored_ids_of_current`: ingestion's ids of messages it holds).
 A fold is keyed by the database and the conversation's identity, and the cache holds at most
 `SESSIONDESK_RECOVERY_CACHE_MESSAGES` messages, forgetting the least recently written folds first.
 """
@@ -31,6 +32,7 @@ class Kept:
     folded_runs: set[int]  # run pks
     last: tuple[tuple[datetime, int, str], SnapshotKey] | None  # the last run folded and its last snapshot
     messages_held: int = field(default=0)
+    max_snapshot_id: int = field(default=0)  # the newest snapshot folded: another process's are newer
 
 
 _KeptKey = tuple[str, int, str, datetime]
@@ -84,6 +86,29 @@ def take(conversation: Conversation) -> Kept | None:
         return pending.kept
     with _kept_lock:
         return _kept.pop(key, None)
+
+
+def peek(conversation: Conversation) -> Kept | None:
+    """The conversation's fold left where it is (`take` would take it), or None; current only when its
+    `snapshots_folded` is the conversation row's (read under the conversation's lock)."""
+    key = _kept_key(conversation)
+    pending = _open.folds.get(key)
+    if pending is not None and any(entry[1] is pending.marker for entry in connection.run_on_commit):
+        return pending.kept
+    with _kept_lock:
+        return _kept.get(key)
+
+
+def stored_ids_of_current(conversation: Conversation) -> dict[int, int]:
+    """StoredMessage id by id() of each message of the conversation's fold, when the fold is the store's latest
+    (its transcript rows reference exactly these, so they exist while the conversation is locked); else {}."""
+    kept = peek(conversation)
+    if kept is None or kept.snapshots_folded != conversation.snapshots_folded:
+        return {}
+    entries = kept.fold.entries
+    if len(entries) != len(kept.message_ids):
+        return {}
+    return {id(entry.message): message_id for entry, message_id in zip(entries, kept.message_ids, strict=True)}
 
 
 def keep_after_commit(conversation: Conversation, kept: Kept) -> None:

@@ -10,13 +10,14 @@ transcript from its first changed row. Both write the search index in the same t
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.rendering import message_role, message_text
-from model_messages.serialization import dump_message, sha256_text
+from model_messages.serialization import dump_message, load_message, sha256_text
 from search_app import index
 from sessions_app.ingest.storage import store_messages
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
@@ -164,6 +165,7 @@ def rebuild_transcript(
             snapshots_folded=count,
             folded_runs={run_input.arrival for run_input in run_inputs},
             last=(run_order(last_run), last_keys[last_run.arrival]) if last_run else None,
+            max_snapshot_id=_newest_snapshot(conversation),
         )
         fold_cache.keep_after_commit(conversation, kept)
     return length
@@ -194,10 +196,20 @@ def _fold_from_scratch(run_inputs: Sequence[RunInput]) -> tuple[RecoveryFold, Ru
     return fold, last
 
 
+def _newest_snapshot(conversation: Conversation) -> int:
+    tenant_id = conversation.tenant_id
+    newest = Snapshot.objects.filter(tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation=conversation)
+    return int(newest.aggregate(top=Max("id"))["top"] or 0)
+
+
 def _comes_next(kept: Kept, conversation: Conversation, batch: Sequence[NewSnapshot]) -> bool:
     """Whether the batch extends the kept fold in recovery order, and the fold is the store's latest."""
     if conversation.snapshots_folded != kept.snapshots_folded:
         return False  # another process folded snapshots in meanwhile
+    return _in_recovery_order(kept, batch)
+
+
+def _in_recovery_order(kept: Kept, batch: Sequence[NewSnapshot]) -> bool:
     last = kept.last
     for new in batch:
         run_key = (new.run.started_at, new.run.pk, new.run.run_id)
@@ -209,6 +221,86 @@ def _comes_next(kept: Kept, conversation: Conversation, batch: Sequence[NewSnaps
             if not same_run and new.run.pk in kept.folded_runs:
                 return False
         last = (run_key, new.key)
+    return True
+
+
+CATCH_UP_SNAPSHOTS = 32
+"""At most this many snapshots another process folded since this one kept a fold are folded into it; more, and the
+conversation is recovered from scratch."""
+
+
+def _order_key(new: NewSnapshot) -> tuple[tuple[datetime, int, str], SnapshotKey]:
+    return (new.run.started_at, new.run.pk, new.run.run_id), new.key
+
+
+def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapshot]) -> bool:
+    """Fold into `kept` the snapshots another process stored (and wrote the rows of) since this one kept it.
+
+    Two gunicorn workers taking a conversation's writes in turns would otherwise each recover it from scratch (every
+    snapshot of every run) whenever the other wrote last. Done only when those snapshots (the newer ids, as a
+    conversation's writers take turns on its lock) are as many as the conversation row counts, come after the kept
+    fold in recovery order, and leave the fold's messages exactly the transcript rows the other process wrote (one
+    read of their message ids); otherwise False, and `kept` must not be used (it may hold part of them).
+    """
+    behind = conversation.snapshots_folded - kept.snapshots_folded
+    if behind <= 0 or behind > CATCH_UP_SNAPSHOTS:
+        return False
+    tenant_id = conversation.tenant_id
+    ours = {new.snapshot.pk for new in batch}
+    snapshots = [
+        snapshot
+        for snapshot in Snapshot.objects.filter(
+            tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation=conversation, id__gt=kept.max_snapshot_id
+        ).order_by("id")
+        if snapshot.pk not in ours
+    ]
+    if len(snapshots) != behind:
+        return False
+    runs = {run.pk: run for run in Run.objects.filter(tenant_id=tenant_id, pk__in={s.run_id for s in snapshots})}
+    refs: dict[int, list[int]] = {snapshot.pk: [] for snapshot in snapshots}
+    for snapshot_id, message_id in (
+        SnapshotMessage.objects.filter(tenant_id=tenant_id, snapshot_id__in=list(refs))
+        .order_by("snapshot_id", "position")
+        .values_list("snapshot_id", "message_id")
+    ):
+        refs[snapshot_id].append(message_id)
+    entries = kept.fold.entries
+    if len(entries) != len(kept.message_ids):
+        return False
+    objects = {message_id: entry.message for entry, message_id in zip(entries, kept.message_ids, strict=True)}
+    # Ids of the objects the fold holds now (`objects` keeps them alive while this runs, so no id() is reused).
+    stored_id_of = {id(message): message_id for message_id, message in objects.items()}
+    missing = sorted({message_id for ids in refs.values() for message_id in ids} - objects.keys())
+    for start in range(0, len(missing), 2000):
+        rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[start : start + 2000])
+        objects.update((message_id, load_message(data)) for message_id, data in rows.values_list("id", "data"))
+    if any(message_id not in objects for ids in refs.values() for message_id in ids):
+        return False
+    caught = sorted(
+        (
+            NewSnapshot(runs[s.run_id], s, [objects[m] for m in refs[s.pk]], refs[s.pk])
+            for s in snapshots
+            if s.run_id in runs
+        ),
+        key=_order_key,
+    )
+    if len(caught) != behind or not _in_recovery_order(kept, caught):
+        return False
+    for new in caught:
+        kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
+        kept.folded_runs.add(new.run.pk)
+        kept.last = _order_key(new)
+    for new in caught:
+        stored_id_of.update((id(m), sid) for m, sid in zip(new.messages, new.stored_ids, strict=True))
+    _resolve_stored_ids(conversation, (entry.message for entry in entries), stored_id_of)
+    message_ids = [stored_id_of[id(entry.message)] for entry in entries]
+    written = TranscriptEntry.objects.filter(tenant_id=tenant_id, conversation=conversation, summary_artifact=False)
+    if list(written.order_by("position").values_list("position", "message_id")) != list(enumerate(message_ids)):
+        return False
+    kept.message_ids = message_ids
+    kept.stored_id_of = {id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)}
+    kept.snapshots_folded = conversation.snapshots_folded
+    kept.max_snapshot_id = max(snapshot.pk for snapshot in snapshots)
     return True
 
 
@@ -233,6 +325,8 @@ def update_transcript(
         prices = list_columns.tenant_prices(conversation.tenant_id)
     if kept is None:
         return rebuild_transcript(conversation, known, prices)
+    if conversation.snapshots_folded != kept.snapshots_folded and not _catch_up(conversation, kept, ordered):
+        return rebuild_transcript(conversation, known, prices)
     if not _comes_next(kept, conversation, ordered):
         return rebuild_transcript(conversation, known, prices)
     # Inside ingestion's transaction a savepoint buys nothing (a failure rolls the whole request back) and costs
@@ -245,6 +339,7 @@ def update_transcript(
             changes.append(fold.apply(new.run.run_id, new.snapshot.state, new.messages))
             kept.folded_runs.add(new.run.pk)
             kept.last = ((new.run.started_at, new.run.pk, new.run.run_id), new.key)
+            kept.max_snapshot_id = max(kept.max_snapshot_id, new.snapshot.pk)
         batch_ids = {id(m): stored_id for n in ordered for m, stored_id in zip(n.messages, n.stored_ids, strict=True)}
         _write_changes(conversation, kept, changes, first, batch_ids, prices)
         kept.snapshots_folded += len(ordered)

@@ -1,0 +1,99 @@
+"""Two processes (gunicorn workers) taking a conversation's writes in turns: a process whose kept fold another
+process moved past folds in the snapshots it missed (`store._catch_up`) instead of recovering the conversation from
+scratch, and the transcript stays the one recovery from scratch gives; when they cannot be folded on (out of
+recovery order, too many, rows that differ), it recovers from scratch as before."""
+
+import random
+from collections import OrderedDict
+
+import pytest
+
+from sessions_app.models import Conversation, TranscriptEntry
+from sessions_app.transcripts import fold_cache, store
+from tests.factories import make_tenant
+from tests.scenarios import SCENARIO_NAMES
+from tests.sessions_app.ingest.test_ingest_incremental import (
+    STRESS_SEEDS,
+    assert_equals_scratch,
+    ingest_one_by_one,
+    scenario_payloads,
+    stress_payloads,
+)
+from tests.sessions_app.ingest.test_ingest_incremental import rebuilds as rebuilds_fixture
+
+rebuilds = pytest.fixture(rebuilds_fixture.__wrapped__, name="rebuilds")
+
+pytestmark = pytest.mark.django_db
+
+
+def ingest_on_two_workers(tenant, payloads, workers, capture, monkeypatch):
+    """Each payload ingested by the worker `workers` names, each worker with the folds only it kept."""
+    caches: dict[int, OrderedDict] = {0: OrderedDict(), 1: OrderedDict()}
+    for payload, worker in zip(payloads, workers, strict=True):
+        monkeypatch.setattr(fold_cache, "_kept", caches[worker])
+        ingest_one_by_one(tenant, [payload], capture)
+    monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_every_scenario_on_two_workers_in_turns_folds_on_and_equals_scratch(
+    name, rebuilds, django_capture_on_commit_callbacks, monkeypatch
+):
+    tenant = make_tenant()
+    payloads = scenario_payloads(name)
+    workers = [n % 2 for n in range(len(payloads))]
+    ingest_on_two_workers(tenant, payloads, workers, django_capture_on_commit_callbacks, monkeypatch)
+    # The second worker's first write recovers (it kept nothing); after that each catches up on the other's.
+    assert len(rebuilds) <= 1
+    assert_equals_scratch(tenant, payloads[0]["conversation_id"])
+
+
+@pytest.mark.parametrize("seed", range(STRESS_SEEDS))
+def test_stress_conversations_on_two_workers_equal_scratch(
+    seed, rebuilds, django_capture_on_commit_callbacks, monkeypatch
+):
+    payloads = stress_payloads(seed)
+    conversation_id = payloads[0]["conversation_id"]
+    chance = random.Random(seed)
+    for arrival in (payloads, chance.sample(payloads, len(payloads))):
+        tenant = make_tenant()
+        workers = [chance.randrange(2) for _ in arrival]
+        ingest_on_two_workers(tenant, arrival, workers, django_capture_on_commit_callbacks, monkeypatch)
+        assert_equals_scratch(tenant, conversation_id)
+
+
+def test_more_snapshots_missed_than_the_bound_recover_from_scratch(
+    rebuilds, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr(store, "CATCH_UP_SNAPSHOTS", 1)
+    tenant = make_tenant()
+    payloads = scenario_payloads("plain_tools")
+    assert len(payloads) >= 4
+    workers = [0, 1, 1, 0, *([0] * (len(payloads) - 4))]  # worker 0 missed two snapshots
+    ingest_on_two_workers(tenant, payloads, workers, django_capture_on_commit_callbacks, monkeypatch)
+    assert len(rebuilds) == 2  # worker 1's first write, and worker 0 two behind
+    assert_equals_scratch(tenant, payloads[0]["conversation_id"])
+
+
+def test_a_fold_that_would_not_give_the_rows_written_recovers_from_scratch(
+    rebuilds, django_capture_on_commit_callbacks, monkeypatch
+):
+    tenant = make_tenant()
+    payloads = scenario_payloads("plain_tools")
+    conversation_id = payloads[0]["conversation_id"]
+    caches = {0: OrderedDict(), 1: OrderedDict()}
+    monkeypatch.setattr(fold_cache, "_kept", caches[0])
+    ingest_one_by_one(tenant, payloads[:2], django_capture_on_commit_callbacks)
+    monkeypatch.setattr(fold_cache, "_kept", caches[1])
+    ingest_one_by_one(tenant, payloads[2:3], django_capture_on_commit_callbacks)
+    # The rows the other worker wrote are not what folding its snapshot gives (say, rewritten since).
+    conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
+    first = TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation).order_by("position").first()
+    other = TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation).order_by("-position").first()
+    TranscriptEntry.objects.filter(tenant=tenant, pk=first.pk).update(message_id=other.message_id)
+    rebuilds.clear()
+    monkeypatch.setattr(fold_cache, "_kept", caches[0])
+    ingest_one_by_one(tenant, payloads[3:4], django_capture_on_commit_callbacks)
+    assert rebuilds == [conversation_id]
+    monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
+    assert_equals_scratch(tenant, conversation_id)
