@@ -20,14 +20,14 @@ of 1e-9 so that summing them in another order can never prune a document that be
 
 import heapq
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from search_app.blocks import DecodedBlock, Ints, absolute_positions
-from search_app.bm25 import Bm25Params, ScopeStats, idf
+from search_app.bm25 import Bm25Params, Document, ScopeStats, excluded, idf, scorer
 from search_app.query import Clause, ParsedQuery, Phrase, Term
 
 _MARGIN = 1.0 + 1e-9
@@ -374,3 +374,74 @@ def _non_essential(ascending: Sequence[_Driver], threshold: float, clause: int) 
         if driver.clause == clause:
             return True
     return False
+
+
+@dataclass(slots=True)
+class _Loaded:
+    """A BlockReader over blocks already read (with their positions, for phrases)."""
+
+    decoded: dict[int, DecodedBlock]
+    packed_positions: dict[int, bytes]
+
+    def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        return {key: self.decoded[key] for key in keys}
+
+    def positions(self, keys: Collection[int]) -> dict[int, bytes]:
+        return {key: self.packed_positions[key] for key in keys}
+
+
+def rank_within(
+    query: ParsedQuery,
+    blocks: Sequence[tuple[BlockInfo, DecodedBlock]],
+    positions: dict[int, bytes],
+    inside: Callable[[DecodedBlock], np.ndarray],
+    tail: Sequence[Document],
+    stats: ScopeStats,
+    params: Bm25Params,
+    *,
+    skip: Collection[int] = (),
+    max_document: int | None = None,
+) -> list[tuple[int, float]]:
+    """Every match of a part of a tenant (a conversation, a run), ranked: best first, ties by id.
+
+    `blocks` are the query's terms' blocks holding every document of the part (and others'), already read;
+    `inside` says which documents of a block are the part's; `tail` holds the part's unfolded documents holding a
+    query word, `skip` deleted documents still in blocks. df is counted over the part's live documents up to
+    `max_document`, exactly; then every block is visited (no pruning: the part's matches are the ranking, and
+    their number its count), each of the part's documents scored exactly as `top_k` scores them.
+    """
+    every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in clause_terms(c)))
+    df = dict.fromkeys(every_term, 0)
+    outside: set[int] = set()
+    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    for info, block in blocks:
+        keep = inside(block) & ~np.isin(block.ids, unwanted)
+        if max_document is not None:
+            keep &= block.ids <= max_document
+        df[info.term] = df.get(info.term, 0) + int(keep.sum())
+        outside.update(block.ids[~keep].tolist())
+    for document in tail:
+        for term in every_term:
+            if document.has(term):
+                df[term] += 1
+    score = scorer(query, {t: n for t, n in df.items() if n > 0}, stats, params)
+    seeds = []
+    for document in tail:
+        if not excluded(query, document):
+            value = score(document)
+            if value > 0.0:
+                seeds.append((document.key, value))
+    reader = _Loaded({info.key: block for info, block in blocks}, positions)
+    everything = sum(info.count for info, _ in blocks) + len(seeds) + 1
+    return top_k(
+        query,
+        [info for info, _ in blocks],
+        df,
+        stats,
+        params,
+        reader,
+        everything,
+        seeds=seeds,
+        skip=outside,
+        max_document=max_document,
+    )

@@ -32,17 +32,21 @@ _ALL = 2**62
 _IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
 
+def plain_clauses(query: ParsedQuery) -> bool:
+    """Words and phrases of non-CJK words only: what blocks rank (prefixes and CJK phrases go elsewhere)."""
+    return all(
+        isinstance(clause, Term) or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
+        for clause in query.should + query.must_not
+    )
+
+
 def blocks_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
     return (
         scope.conversation_pk is None
         and scope.run_pk is None
         and not scope.exclude_pending
         and filters == Filters()
-        and all(
-            isinstance(clause, Term)
-            or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
-            for clause in query.should + query.must_not
-        )
+        and plain_clauses(query)
     )
 
 
