@@ -169,16 +169,17 @@ class ScopedBlockRanker:
 
     def __init__(self, search: RankInput) -> None:
         self.search = search
-        self.every: Ranked | None = None
+        self.every: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _rank_all(self) -> Ranked:
+    def _rank_all(self) -> tuple[np.ndarray, np.ndarray]:
         search, scope = self.search, self.search.scope
+        nothing = (np.zeros(0, dtype=np.int64), np.zeros(0))
         if search.stats.documents == 0:
-            return []
+            return nothing
         if scope.run_pk is not None:
             members = self._run_documents()
             if members is None:
-                return []
+                return nothing
             tenant_id, ids = members
             first, last = int(ids[0]), int(ids[-1])
             part = ("run_id", scope.run_pk)
@@ -195,7 +196,8 @@ class ScopedBlockRanker:
 
             def inside(block: DecodedBlock) -> np.ndarray:
                 assert block.conversations is not None  # noqa: S101 - read with their conversations
-                return block.conversations == conversation
+                ours: np.ndarray = np.equal(block.conversations, conversation)
+                return ours
 
         blocks, positions, tail, deleted = _read(search.query, tenant_id, first, last, part, scope.max_document_id)
         return topk.rank_within(
@@ -228,10 +230,12 @@ class ScopedBlockRanker:
     def rank(self, window: int) -> tuple[Ranked, int | None]:
         if self.every is None:
             self.every = self._rank_all()
-        return self.every[:window], len(self.every)
+        keys, scores = self.every
+        return list(zip(keys[:window].tolist(), scores[:window].tolist(), strict=True)), len(keys)
 
     def count(self, ranked_total: int | None) -> MatchCounts:
         if self.every is None:
             self.every = self._rank_all()
         # One conversation: every match was ranked, so the count is exact whatever its size.
-        return MatchCounts(len(self.every), 1 if self.every else 0)
+        matches = len(self.every[0])
+        return MatchCounts(matches, 1 if matches else 0)
