@@ -28,9 +28,10 @@ from search_app.query import ParsedQuery, QueryError, QueryFilters
 from search_app.ranking import Ranked, choose, rank_page, scope_statistics
 from search_app.ranking.scoped_blocks import ConversationFacts, conversation_facts
 from search_app.results import SearchResponse, fit_response
-from search_app.scope import find_target, searchable_tenants
+from search_app.scope import Target, find_target, no_history_for_conversation, searchable_tenants
 from search_app.validation import reconcile, validate_search
 from sessions_app.models import ApiKey, Tenant
+from sessions_app.tenancy.scoping import conversations_readable_by
 
 
 def run_search(
@@ -75,7 +76,16 @@ def run_search(
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
     asked = reconcile(named, scope, conversation_id, run_id, agent, roles)
-    target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run, api_key)
+    facts = None
+    if scope == "conversation" and asked.conversation and not asked.run and conversations_readable_by(api_key) is None:
+        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state and
+        # the point in time in one statement; the same conversation find_target would find (scoped to the tenant).
+        facts = conversation_facts((tenant.id,), None, asked.conversation)
+        target: Target | str = (
+            Target(facts.conversation_pk) if facts else no_history_for_conversation(asked.conversation)
+        )
+    else:
+        target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run, api_key)
     if isinstance(target, str):
         response.message = target
         return response
@@ -86,10 +96,10 @@ def run_search(
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    facts = None
-    if target.conversation_pk is not None and target.run_pk is None:
+    if facts is None and target.conversation_pk is not None and target.run_pk is None:
         # The conversation's statistics, range, state and the point in time: one statement.
         facts = conversation_facts(tenant_ids, target.conversation_pk)
+    if facts is not None:
         state = facts.state
     else:
         state = index_state(tenant_ids, target.conversation_pk, target.run_pk)

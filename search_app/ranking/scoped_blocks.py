@@ -13,8 +13,9 @@ The range is what this costs: a conversation written while many others of its te
 wide range, whose blocks hold mostly other conversations' documents; past `SPREAD` ids per document the other
 rankers take it (they read the conversation's candidates by its own index).
 
-`conversation_facts` is the fixed work of a conversation search in one statement: the conversation's statistics,
-its range, whether it is pending or has unfolded documents, and the tenants' newest document.
+`conversation_facts` is the fixed work of a conversation search in one statement: the conversation itself (found by
+its id), its statistics, its range, whether it is pending or has unfolded documents, and the tenants' newest
+document.
 """
 
 from collections.abc import Sequence
@@ -32,8 +33,10 @@ from search_app.models import ConversationIndex
 from search_app.query import ParsedQuery, Phrase
 from search_app.ranking.block_ranking import BLOCKS, TAIL, TOMBSTONES, plain_clauses
 from search_app.ranking.protocol import MatchCounts, Ranked, RankInput
+from sessions_app.models import Conversation
 
 CONVERSATIONS = ConversationIndex._meta.db_table
+CONVERSATION_ROWS = Conversation._meta.db_table
 SPREAD = 16
 """Ids per document of a conversation's range past which it is not ranked from blocks (plus `SLACK`)."""
 SLACK = 2048
@@ -41,36 +44,54 @@ SLACK = 2048
 
 @dataclass(frozen=True, slots=True)
 class ConversationFacts:
+    conversation_pk: int
     state: IndexState
     newest: int
     stats: bm25.ScopeStats
     span: DocumentSpan | None
 
 
-def conversation_facts(tenant_ids: Sequence[int], conversation_pk: int) -> ConversationFacts:
+def conversation_facts(
+    tenant_ids: Sequence[int], conversation_pk: int | None, external_id: str | None = None
+) -> ConversationFacts | None:
     """One statement, each part by its own index: the conversation's statistics row (documents, length, pending,
     range), whether one of its documents is unfolded (the tenants' tail joined to the documents by key), and the
     tenants' newest document (search_app.service's point in time). A pending conversation is out of the scope:
-    its statistics are then none, as `scope_statistics` takes them."""
+    its statistics are then none, as `scope_statistics` takes them.
+
+    Given `external_id` instead of `conversation_pk` (conversation scope, a caller reading its whole tenant:
+    `tenant_ids` is that one tenant), the same statement finds the conversation as search_app.scope.find_target
+    does (its lowest key of that id); None when the tenant has no such conversation.
+    """
     marks = ", ".join(["%s"] * len(tenant_ids))
+    if conversation_pk is not None:
+        source, source_params = "SELECT CAST(%s AS BIGINT) AS id", list[int | str | None]([conversation_pk])
+    else:
+        source = (
+            f"SELECT c.id FROM {CONVERSATION_ROWS} c "  # noqa: S608 - constant tables, bound values
+            f"WHERE c.tenant_id IN ({marks}) AND c.external_id = %s ORDER BY c.id LIMIT 1"
+        )
+        source_params = [*tenant_ids, external_id]
     sql = (
-        "SELECT ci.tenant_id, ci.documents, ci.total_length, ci.pending, ci.first_document, ci.last_document, "  # noqa: S608 - constant tables, bound values
-        f"(SELECT max(n.id) FROM {DOCS} n WHERE n.tenant_id IN ({marks})), "
+        "SELECT k.id, ci.tenant_id, ci.documents, ci.total_length, ci.pending, ci.first_document, "  # noqa: S608 - constant tables, bound values
+        f"ci.last_document, (SELECT max(n.id) FROM {DOCS} n WHERE n.tenant_id IN ({marks})), "
         f"EXISTS (SELECT 1 FROM {TAIL} t JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
-        f"WHERE t.tenant_id IN ({marks}) AND d.tenant_id IN ({marks}) AND d.conversation_id = %s) "
-        f"FROM (SELECT 1 AS one) AS o LEFT JOIN {CONVERSATIONS} ci "
-        f"ON ci.tenant_id IN ({marks}) AND ci.conversation_id = %s"
+        f"WHERE t.tenant_id IN ({marks}) AND d.tenant_id IN ({marks}) AND d.conversation_id = k.id) "
+        f"FROM ({source}) AS k LEFT JOIN {CONVERSATIONS} ci ON ci.tenant_id IN ({marks}) AND ci.conversation_id = k.id"
     )
-    params = [*tenant_ids, *tenant_ids, *tenant_ids, conversation_pk, *tenant_ids, conversation_pk]
+    params = [*tenant_ids, *tenant_ids, *tenant_ids, *source_params, *tenant_ids]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        tenant_id, documents, total_length, pending, first, last, newest, unfolded = cursor.fetchone()
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key, tenant_id, documents, total_length, pending, first, last, newest, unfolded = row
     pending = bool(pending)
     stats = bm25.ScopeStats(0, 0) if pending or tenant_id is None else bm25.ScopeStats(documents, total_length)
     span = None
     if tenant_id is not None and not pending and first is not None and last is not None:
         span = DocumentSpan(tenant_id, first, last, documents)
-    return ConversationFacts(IndexState(pending, bool(unfolded)), newest or 0, stats, span)
+    return ConversationFacts(key, IndexState(pending, bool(unfolded)), newest or 0, stats, span)
 
 
 def _narrow(span: DocumentSpan | None) -> bool:
