@@ -72,8 +72,8 @@ class PostingBlock(models.Model):
 
     Blocks of a (tenant, term) never overlap in document ids; `is_last` marks the one new documents are appended
     to. Blocks are not kept per conversation: most (term, conversation) pairs hold one or two documents, and a
-    row each would cost more than the postings themselves; a conversation's few thousand documents are ranked
-    from the documents table instead.
+    row each would cost more than the postings themselves; a conversation or run is ranked from the blocks
+    overlapping its documents' ids (search_app.ranking.scoped_blocks), its documents told apart by `conversations`.
     """
 
     id = models.BigAutoField(primary_key=True)
