@@ -182,6 +182,7 @@ def build(messages: int, seed: int) -> dict:
             )
             runs_rows.extend(runs)
             total_length = 0
+            first_document = entry_id  # documents take their entry's id (_load)
             for position in range(size):
                 body = text.message()
                 if number == 0 and (size == BIG_CONVERSATION or len(sample_texts) < 10_000):
@@ -217,6 +218,8 @@ def build(messages: int, seed: int) -> dict:
                     documents=size,
                     total_length=total_length,
                     indexed_at=START,
+                    first_document=first_document,
+                    last_document=entry_id - 1,
                 )
             )
             if size == BIG_CONVERSATION:

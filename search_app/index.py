@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Sum
+from django.db.models import BigIntegerField, Case, Count, F, Sum, Value, When
+from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
 from masking import Pattern, compile_rules, redact
@@ -114,8 +115,17 @@ def _documents(entries: Sequence[TranscriptEntry]) -> list[SearchDocument]:
     return documents
 
 
-def _adjust_statistics(changes: dict[tuple[int, int], tuple[int, int]], sign: int) -> None:
-    """Add (or remove) documents and lengths per conversation: one UPDATE per conversation, not per row."""
+def _adjust_statistics(
+    changes: dict[tuple[int, int], tuple[int, int]],
+    sign: int,
+    spans: dict[tuple[int, int], tuple[int, int] | None] | None = None,
+) -> None:
+    """Add (or remove) documents and lengths per conversation: one UPDATE per conversation, not per row.
+
+    `spans` (on adds) holds the lowest and highest new document id per conversation: the row's range covering its
+    documents grows to take them in (a row without documents takes theirs; an unknown range stays unknown). A
+    delete leaves the range as it is: it still covers every document left.
+    """
     if not changes:
         return
     ConversationIndex.objects.bulk_create(
@@ -123,11 +133,33 @@ def _adjust_statistics(changes: dict[tuple[int, int], tuple[int, int]], sign: in
         ignore_conflicts=True,
     )
     now = timezone.now()
-    for (conversation_id, tenant_id), (documents, length) in sorted(changes.items()):
+    for key, (documents, length) in sorted(changes.items()):
+        conversation_id, tenant_id = key
+        ranges: dict[str, Case | Value] = {}
+        if spans is not None and key in spans and spans[key] is None:
+            ranges = {"first_document": Value(None), "last_document": Value(None)}
+        elif spans is not None and (span := spans.get(key)) is not None:
+            low, high = span
+            # Every right-hand side reads the row as it was before this UPDATE.
+            ranges = {
+                "first_document": Case(
+                    When(documents=0, then=Value(low)),
+                    When(first_document__isnull=True, then=Value(None)),
+                    default=Least(F("first_document"), Value(low)),
+                    output_field=BigIntegerField(),
+                ),
+                "last_document": Case(
+                    When(documents=0, then=Value(high)),
+                    When(last_document__isnull=True, then=Value(None)),
+                    default=Greatest(F("last_document"), Value(high)),
+                    output_field=BigIntegerField(),
+                ),
+            }
         ConversationIndex.objects.filter(tenant_id=tenant_id, conversation_id=conversation_id).update(
             documents=F("documents") + sign * documents,
             total_length=F("total_length") + sign * length,
             indexed_at=now,
+            **ranges,
         )
 
 
@@ -136,11 +168,18 @@ def entries_added(entries: Sequence[TranscriptEntry]) -> None:
     documents = _documents(list(entries))
     SearchDocument.objects.bulk_create(documents, batch_size=500)
     changes: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    spans: dict[tuple[int, int], tuple[int, int] | None] = {}
     for document in documents:
-        change = changes[(document.conversation_id, document.tenant_id)]
+        key = (document.conversation_id, document.tenant_id)
+        change = changes[key]
         change[0] += 1
         change[1] += document.length
-    _adjust_statistics({key: (n, length) for key, (n, length) in changes.items()}, +1)
+        span = spans.get(key, (document.id, document.id))
+        # Both databases return the new ids from a bulk insert; were one missing, the range becomes unknown.
+        spans[key] = (
+            None if span is None or document.id is None else (min(span[0], document.id), max(span[1], document.id))
+        )
+    _adjust_statistics({key: (n, length) for key, (n, length) in changes.items()}, +1, spans)
     _fold_after_commit({document.tenant_id for document in documents})
 
 
@@ -237,7 +276,13 @@ def reindex_conversation(owner: int, conversation_id: int) -> int:
                 batch = []
         documents.extend(_documents(batch))
         SearchDocument.objects.bulk_create(documents, batch_size=500)
-        stats = {"documents": len(documents), "total_length": sum(d.length for d in documents)}
+        ids = [d.id for d in documents]
+        stats = {
+            "documents": len(documents),
+            "total_length": sum(d.length for d in documents),
+            "first_document": min(ids, default=None),
+            "last_document": max(ids, default=None),
+        }
         if not has_transcript:
             ConversationIndex.objects.filter(tenant_id=owner, conversation_id=conversation_id).delete()
         else:

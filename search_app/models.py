@@ -50,6 +50,15 @@ class ConversationIndex(models.Model):
     total_length = models.BigIntegerField(default=0)
     pending = models.BooleanField(default=False)
     indexed_at = models.DateTimeField(null=True, blank=True)
+    first_document = models.BigIntegerField(
+        null=True, blank=True, help_text="At most the lowest id of the conversation's documents; null if unknown."
+    )
+    last_document = models.BigIntegerField(
+        null=True, blank=True, help_text="At least the highest id of the conversation's documents; null if unknown."
+    )
+    """A range covering every document of the conversation (search_app.ranking.scoped_blocks reads the blocks
+    overlapping it): widened by every write, never narrowed by a delete, set afresh by a rebuild. Null while
+    unknown (a row without documents, or written before migration 0008 found it), and then not ranked from blocks."""
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "pending"], name="convindex_tenant_pending")]
@@ -63,8 +72,8 @@ class PostingBlock(models.Model):
 
     Blocks of a (tenant, term) never overlap in document ids; `is_last` marks the one new documents are appended
     to. Blocks are not kept per conversation: most (term, conversation) pairs hold one or two documents, and a
-    row each would cost more than the postings themselves; a conversation's few thousand documents are ranked
-    from the documents table instead.
+    row each would cost more than the postings themselves; a conversation or run is ranked from the blocks
+    overlapping its documents' ids (search_app.ranking.scoped_blocks), its documents told apart by `conversations`.
     """
 
     id = models.BigAutoField(primary_key=True)

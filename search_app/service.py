@@ -26,10 +26,12 @@ from search_app.index import index_state
 from search_app.models import SearchDocument
 from search_app.query import ParsedQuery, QueryError, QueryFilters
 from search_app.ranking import Ranked, choose, rank_page, scope_statistics
+from search_app.ranking.scoped_blocks import ConversationFacts, conversation_facts
 from search_app.results import SearchResponse, fit_response
-from search_app.scope import find_target, searchable_tenants
+from search_app.scope import Target, find_target, no_history_for_conversation, searchable_tenants
 from search_app.validation import reconcile, validate_search
 from sessions_app.models import ApiKey, Tenant
+from sessions_app.tenancy.scoping import conversations_readable_by
 
 
 def run_search(
@@ -74,7 +76,16 @@ def run_search(
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
     asked = reconcile(named, scope, conversation_id, run_id, agent, roles)
-    target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run, api_key)
+    facts = None
+    if scope == "conversation" and asked.conversation and not asked.run and conversations_readable_by(api_key) is None:
+        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state and
+        # the point in time in one statement; the same conversation find_target would find (scoped to the tenant).
+        facts = conversation_facts((tenant.id,), None, asked.conversation)
+        target: Target | str = (
+            Target(facts.conversation_pk) if facts else no_history_for_conversation(asked.conversation)
+        )
+    else:
+        target = find_target(scope, tenant, tenant_ids, asked.conversation, asked.run, api_key)
     if isinstance(target, str):
         response.message = target
         return response
@@ -85,7 +96,13 @@ def run_search(
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
+    if facts is None and target.conversation_pk is not None and target.run_pk is None:
+        # The conversation's statistics, range, state and the point in time: one statement.
+        facts = conversation_facts(tenant_ids, target.conversation_pk)
+    if facts is not None:
+        state = facts.state
+    else:
+        state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
     # `indexing` while anything of the scope is pending or unfolded. A pending conversation is searched again once
     # rebuilt: until then its documents may hold text indexed before the tenant's current masking patterns.
     # Unfolded documents are searched (the tail is scored directly), only more slowly.
@@ -97,8 +114,9 @@ def run_search(
         target.run_pk,
         exclude_pending=state.pending,
         max_document_id=after.max_document_id if after else None,
+        span=facts.span if facts else None,
     )
-    newest, stats = _point_in_time(search_scope, after)
+    newest, stats = _point_in_time(search_scope, after, facts)
     ranker = choose(parsed, search_scope, stats, Filters(asked.roles, asked.agent, since, until, named.tool))
     ranked, ranked_total = rank_page(ranker, limit, after)
     counts = ranker.count(ranked_total)
@@ -110,10 +128,14 @@ def run_search(
     return response
 
 
-def _point_in_time(scope: Scope, after: paging.PageCursor | None) -> tuple[int, bm25.ScopeStats]:
+def _point_in_time(
+    scope: Scope, after: paging.PageCursor | None, facts: ConversationFacts | None
+) -> tuple[int, bm25.ScopeStats]:
     """The newest document and the statistics every page of this search sees: the first page's."""
     if after is not None:
         return after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
+    if facts is not None:
+        return facts.newest, facts.stats
     # Read before ranking, so a page-one result is never past it.
     newest = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids).aggregate(newest=Max("id"))["newest"]
     return newest or 0, scope_statistics(scope)

@@ -20,14 +20,14 @@ of 1e-9 so that summing them in another order can never prune a document that be
 
 import heapq
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from search_app.blocks import DecodedBlock, Ints, absolute_positions
-from search_app.bm25 import Bm25Params, ScopeStats, idf
+from search_app.bm25 import Bm25Params, Document, ScopeStats, excluded, idf, scorer
 from search_app.query import Clause, ParsedQuery, Phrase, Term
 
 _MARGIN = 1.0 + 1e-9
@@ -374,3 +374,98 @@ def _non_essential(ascending: Sequence[_Driver], threshold: float, clause: int) 
         if driver.clause == clause:
             return True
     return False
+
+
+@dataclass(slots=True)
+class _Loaded:
+    """A BlockReader over blocks already read (with their positions, for phrases)."""
+
+    decoded: dict[int, DecodedBlock]
+    packed_positions: dict[int, bytes]
+
+    def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        return {key: self.decoded[key] for key in keys}
+
+    def positions(self, keys: Collection[int]) -> dict[int, bytes]:
+        return {key: self.packed_positions[key] for key in keys}
+
+
+def rank_within(
+    query: ParsedQuery,
+    blocks: Sequence[tuple[BlockInfo, DecodedBlock]],
+    positions: dict[int, bytes],
+    inside: Callable[[DecodedBlock], np.ndarray],
+    tail: Sequence[Document],
+    stats: ScopeStats,
+    params: Bm25Params,
+    *,
+    skip: Collection[int] = (),
+    max_document: int | None = None,
+) -> tuple[Ints, np.ndarray]:
+    """Every match of a part of a tenant (a conversation, a run), ranked: their ids and scores, best first, ties by
+    id (arrays: a page takes its window of them).
+
+    `blocks` are the query's terms' blocks holding every document of the part (and others'), already read;
+    `inside` says which documents of a block are the part's; `tail` holds the part's unfolded documents holding a
+    query word, `skip` deleted documents still in blocks. df is counted over the part's live documents up to
+    `max_document`, exactly; then every block is visited (no pruning: the part's matches are the ranking, and
+    their number its count): every document of the part holding a positive clause's rarest word is scored at once,
+    by the same code and float operations as `top_k` scores a block's.
+    """
+    every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in clause_terms(c)))
+    df = dict.fromkeys(every_term, 0)
+    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    members = [np.zeros(0, dtype=np.int64)]
+    for info, block in blocks:
+        keep = inside(block) & ~np.isin(block.ids, unwanted)
+        if max_document is not None:
+            keep &= block.ids <= max_document
+        df[info.term] = df.get(info.term, 0) + int(keep.sum())
+        members.append(block.ids[keep])
+    part = np.unique(np.concatenate(members))
+    for document in tail:
+        for term in every_term:
+            if document.has(term):
+                df[term] += 1
+    score = scorer(query, {t: n for t, n in df.items() if n > 0}, stats, params)
+    keys, values = [], []
+    for document in tail:
+        if not excluded(query, document):
+            value = score(document)
+            if value > 0.0:
+                keys.append(document.key)
+                values.append(value)
+    found_keys = [np.array(keys, dtype=np.int64)]
+    found_values = [np.array(values, dtype=np.float64)]
+    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
+    for info, _ in blocks:
+        if max_document is None or info.first <= max_document:
+            grouped.setdefault((info.tenant, info.term), []).append(info)
+    runs = {key: _Run.of(found) for key, found in grouped.items()}
+    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
+    reader = _Loaded({info.key: block for info, block in blocks}, positions)
+    search = _Search(query, runs, weights, stats, params, reader, (), max_document)
+    for tenant in sorted({tenant for tenant, _ in runs}):
+        found_ids, found_lengths = [], []
+        for clause in query.should:
+            words = clause_terms(clause)
+            term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
+            for info in search.run(tenant, term).blocks:
+                block = reader.decoded[info.key]
+                found_ids.append(block.ids)
+                found_lengths.append(block.lengths)
+        if not found_ids:
+            continue
+        ids, first = np.unique(np.concatenate(found_ids), return_index=True)
+        lengths = np.concatenate(found_lengths)[first]
+        keep = np.isin(ids, part)
+        ids, lengths = ids[keep], lengths[keep]
+        if not len(ids):
+            continue
+        scores = search.score(tenant, ids, lengths)
+        hit = scores > 0.0
+        found_keys.append(ids[hit])
+        found_values.append(scores[hit])
+    all_keys, all_values = np.concatenate(found_keys), np.concatenate(found_values)
+    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
+    return all_keys[order], all_values[order]

@@ -35,6 +35,17 @@ def json_like(key: str, value: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentSpan:
+    """Where one conversation's documents are: its tenant, a range of ids covering every one of them, and how many
+    there are (search_app.models.ConversationIndex)."""
+
+    tenant_id: int
+    first: int
+    last: int
+    documents: int
+
+
+@dataclass(frozen=True, slots=True)
 class Scope:
     """Which documents statistics and candidates come from: tenants, optionally one conversation or run."""
 
@@ -45,6 +56,8 @@ class Scope:
     """Leave out conversations waiting for a rebuild: their documents may predate the tenant's masking patterns."""
     max_document_id: int | None = None
     """Only documents up to this id: a later page sees the index as the first page did (search_app.paging)."""
+    span: DocumentSpan | None = None
+    """For a conversation: where its documents are, when known (the block ranker reads the blocks overlapping it)."""
 
     @property
     def small(self) -> bool:

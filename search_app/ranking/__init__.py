@@ -1,6 +1,7 @@
 """Ranking: the exact BM25 rankers behind one seam (search_app.ranking.protocol), and the one choice among them.
 
 - block_ranking: tenant-wide words and phrases, from the posting blocks (top k with block-max pruning);
+- scoped_blocks: one conversation's or run's words and phrases, from the blocks overlapping its documents;
 - sql_ranking: words and phrases, BM25 computed in SQL (PostgreSQL's choice);
 - candidate_ranking: anything, search_app.bm25 over the fetched candidates (SQLite's choice, and the last resort);
 - counting: the exact counts for the two candidate rankers.
@@ -18,11 +19,12 @@ from search_app.query import ParsedQuery
 from search_app.ranking.block_ranking import BlockRanker
 from search_app.ranking.candidate_ranking import CandidateRanker
 from search_app.ranking.protocol import Ranked, Ranker, RankerKind, RankInput
+from search_app.ranking.scoped_blocks import ScopedBlockRanker
 from search_app.ranking.sql_ranking import SqlRanker
 
 __all__ = ["RANKERS", "Ranked", "Ranker", "RankerKind", "bm25_params", "choose", "rank_page", "scope_statistics"]
 
-RANKERS: tuple[RankerKind, ...] = (BlockRanker, SqlRanker, CandidateRanker)
+RANKERS: tuple[RankerKind, ...] = (BlockRanker, ScopedBlockRanker, SqlRanker, CandidateRanker)
 """In order of preference: the fastest ranker that can rank a search ranks it."""
 
 

@@ -1,13 +1,13 @@
 """Tenant-wide ranking from posting blocks (search_app.blocks, search_app.topk), on PostgreSQL and SQLite alike.
 
-For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over
-one or more whole tenants, without role, agent, tool or time filters; anything else goes to the other exact
-rankers. Three reads, all by index: the blocks' metadata for the query's terms (ids, sizes, frontiers; no
-payload), the tenants' tombstones, and the tenants' unfolded tail documents holding a query word (at most a few
-thousand rows by a partial index). df per term is the blocks' sizes, less tombstoned documents holding it, plus
-tail documents holding it: exact. The tail is scored by search_app.bm25 and seeds the top k; then
-search_app.topk reads only the blocks it must, their postings in one query per step and positions only for
-phrases.
+For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over one
+or more whole tenants, without role, agent, tool or time filters (one conversation or run:
+search_app.ranking.scoped_blocks); anything else goes to the other exact rankers. Three reads, all by index: the
+blocks' metadata for the query's terms (ids, sizes, frontiers; no payload), the tenants' tombstones, and the
+tenants' unfolded tail documents holding a query word (at most a few thousand rows by a partial index). df per term
+is the blocks' sizes, less tombstoned documents holding it, plus tail documents holding it: exact. The tail is
+scored by search_app.bm25 and seeds the top k; then search_app.topk reads only the blocks it must, their postings
+in one query per step and positions only for phrases.
 """
 
 from collections.abc import Collection, Sequence
@@ -32,17 +32,21 @@ _ALL = 2**62
 _IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
 
+def plain_clauses(query: ParsedQuery) -> bool:
+    """Words and phrases of non-CJK words only: what blocks rank (prefixes and CJK phrases go elsewhere)."""
+    return all(
+        isinstance(clause, Term) or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
+        for clause in query.should + query.must_not
+    )
+
+
 def blocks_rankable(query: ParsedQuery, scope: Scope, filters: Filters) -> bool:
     return (
         scope.conversation_pk is None
         and scope.run_pk is None
         and not scope.exclude_pending
         and filters == Filters()
-        and all(
-            isinstance(clause, Term)
-            or (isinstance(clause, Phrase) and not any(is_cjk(term[0]) for term in clause.terms))
-            for clause in query.should + query.must_not
-        )
+        and plain_clauses(query)
     )
 
 

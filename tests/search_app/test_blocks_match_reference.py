@@ -1,9 +1,11 @@
 """Searches over posting blocks equal brute-force BM25: same top 10, scores within 1e-9, exact counts.
 
 Over 500 random queries per index state, of every class: rare word, common word, three words, phrase, negation
-(of a word or a phrase), conversation scope, several tenants' scope; counts of messages and conversations too.
-States: nothing folded yet (every document in the tail), everything folded, and folded with a tail of new
-messages and tombstones of deleted ones.
+(of a word or a phrase), conversation scope, run scope, several tenants' scope; counts of messages and
+conversations too. States: nothing folded yet (every document in the tail), everything folded, and folded with a
+tail of new messages and tombstones of deleted ones. Conversations and runs are written interleaved (a second run
+of a conversation after others, messages added to one after others were folded), so their documents' ids are
+not contiguous, and their searches go through the scoped block ranker (search_app.ranking.scoped_blocks).
 """
 
 import random
@@ -14,7 +16,7 @@ from search_app import folding, index
 from search_app.models import DeletedDocument, PostingBlock, UnfoldedDocument
 from search_app.service import run_search
 from search_app.tokenize import index_terms
-from sessions_app.models import Run, TranscriptEntry
+from sessions_app.models import Conversation, Run, TranscriptEntry
 from tests.search_app.factories import add_messages, make_conversation, make_run
 from tests.search_app.reference_bm25 import reference_rank_clauses
 
@@ -32,26 +34,36 @@ class Corpus:
 
     def __init__(self) -> None:
         self.by_conversation: dict[str, dict[int, list[str]]] = {}
+        self.by_run: dict[str, dict[int, list[str]]] = {}
         self.tenant_of: dict[str, int] = {}
 
-    def add(self, tenant, external_id: str, bodies: list[str]) -> None:
+    def add(self, tenant, external_id: str, bodies: list[str], run_id: str | None = None) -> None:
+        run_id = run_id or f"run-{external_id}"
         if external_id not in self.by_conversation:
-            conversation = make_conversation(tenant, external_id)
-            make_run(conversation, f"run-{external_id}")
+            make_conversation(tenant, external_id)
             self.by_conversation[external_id] = {}
             self.tenant_of[external_id] = tenant.id
-        run = Run.objects.get(run_id=f"run-{external_id}")
+        if run_id not in self.by_run:
+            conversation = Conversation.objects.get(tenant=tenant, external_id=external_id)
+            make_run(conversation, run_id)
+            self.by_run[run_id] = {}
+        run = Run.objects.get(run_id=run_id)
         for entry in add_messages(run, bodies):
             self.by_conversation[external_id][entry.id] = index_terms(entry.text)
+            self.by_run[run_id][entry.id] = self.by_conversation[external_id][entry.id]
 
     def remove(self, tenant, entry_ids: list[int]) -> None:
         index.entries_removed(tenant.id, entry_ids)
         TranscriptEntry.objects.filter(id__in=entry_ids).delete()
-        for docs in self.by_conversation.values():
+        for docs in [*self.by_conversation.values(), *self.by_run.values()]:
             for key in entry_ids:
                 docs.pop(key, None)
 
-    def docs(self, tenant_ids: set[int], conversation: str | None = None) -> dict[int, list[str]]:
+    def docs(
+        self, tenant_ids: set[int], conversation: str | None = None, run: str | None = None
+    ) -> dict[int, list[str]]:
+        if run is not None:
+            return self.by_run[run]
         if conversation is not None:
             return self.by_conversation[conversation]
         return {
@@ -68,6 +80,8 @@ def build(tenant, other_tenant, rng: random.Random) -> Corpus:
         corpus.add(tenant, f"a{number}", texts(rng, size))
     for number, size in enumerate((200, 100)):
         corpus.add(other_tenant, f"b{number}", texts(rng, size))
+    # A conversation's second run, written after the others: its documents' ids are apart from its first run's.
+    corpus.add(tenant, "a0", texts(rng, 90), run_id="run-a0-again")
     return corpus
 
 
@@ -126,13 +140,35 @@ def blocks_ranked(monkeypatch):
     return calls
 
 
+@pytest.fixture(autouse=True)
+def scoped_ranked(monkeypatch):
+    """The conversation and run searches ranked from blocks (search_app.ranking.scoped_blocks)."""
+    from search_app.ranking import scoped_blocks
+
+    calls = []
+    original = scoped_blocks.ScopedBlockRanker._rank_all
+
+    def spy(self):
+        calls.append(self.search.scope)
+        return original(self)
+
+    monkeypatch.setattr(scoped_blocks.ScopedBlockRanker, "_rank_all", spy)
+    return calls
+
+
 def run_queries(tenant, other_tenant, corpus: Corpus, rng: random.Random) -> None:
     kinds = ["rare", "common", "three", "phrase", "negation"]
     conversations = [c for c, t in corpus.tenant_of.items() if t == tenant.id]
+    runs = [r for r in corpus.by_run if r.removeprefix("run-").split("-")[0] in conversations]
     for i in range(QUERIES_PER_STATE):
-        scope = ("tenant", "conversation", "tenants")[i % 3] if i % 7 >= 4 else "tenant"
+        scope = ("tenant", "conversation", "tenants", "run")[i % 4] if i % 7 >= 3 else "tenant"
         kind = kinds[i % len(kinds)]
-        if scope == "conversation":
+        if scope == "run":
+            run = rng.choice(runs)
+            docs = corpus.docs({tenant.id}, run=run)
+            query, should, must_not = random_query(rng, kind, docs)
+            response = run_search(tenant=tenant, query=query, scope="run", run_id=run)
+        elif scope == "conversation":
             conversation = rng.choice(conversations)
             docs = corpus.docs({tenant.id}, conversation)
             query, should, must_not = random_query(rng, kind, docs)
@@ -148,27 +184,37 @@ def run_queries(tenant, other_tenant, corpus: Corpus, rng: random.Random) -> Non
         check(response, reference_rank_clauses(docs, should, must_not), corpus)
 
 
+def assert_scoped(scoped_ranked) -> None:
+    """Both conversation and run searches went through the scoped block ranker, many of each."""
+    conversations = [scope for scope in scoped_ranked if scope.run_pk is None]
+    runs = [scope for scope in scoped_ranked if scope.run_pk is not None]
+    assert len(conversations) > QUERIES_PER_STATE / 12
+    assert len(runs) > QUERIES_PER_STATE / 12
+
+
 @pytest.mark.django_db
-def test_every_document_in_the_tail(tenant, other_tenant, blocks_ranked):
+def test_every_document_in_the_tail(tenant, other_tenant, blocks_ranked, scoped_ranked):
     rng = random.Random(1)
     corpus = build(tenant, other_tenant, rng)
     assert not PostingBlock.objects.exists()
     run_queries(tenant, other_tenant, corpus, rng)
     assert len(blocks_ranked) > QUERIES_PER_STATE / 2
+    assert_scoped(scoped_ranked)
 
 
 @pytest.mark.django_db
-def test_every_document_folded(tenant, other_tenant, blocks_ranked):
+def test_every_document_folded(tenant, other_tenant, blocks_ranked, scoped_ranked):
     rng = random.Random(2)
     corpus = build(tenant, other_tenant, rng)
     folding.fold_everything()
     assert not UnfoldedDocument.objects.exists()
     run_queries(tenant, other_tenant, corpus, rng)
     assert len(blocks_ranked) > QUERIES_PER_STATE / 2
+    assert_scoped(scoped_ranked)
 
 
 @pytest.mark.django_db
-def test_folded_blocks_with_a_tail_and_tombstones(tenant, other_tenant, blocks_ranked):
+def test_folded_blocks_with_a_tail_and_tombstones(tenant, other_tenant, blocks_ranked, scoped_ranked):
     rng = random.Random(3)
     corpus = build(tenant, other_tenant, rng)
     # Small batches: blocks appended to by several folds, as a live tenant's are.
@@ -182,3 +228,4 @@ def test_folded_blocks_with_a_tail_and_tombstones(tenant, other_tenant, blocks_r
     assert UnfoldedDocument.objects.count() == 160
     run_queries(tenant, other_tenant, corpus, rng)
     assert len(blocks_ranked) > QUERIES_PER_STATE / 2
+    assert_scoped(scoped_ranked)
