@@ -4,8 +4,10 @@ Conversation scope reads the posting blocks overlapping the conversation's docum
 statistics (one row by primary key). Taken from the documents instead, a 10,000-message conversation's min and
 max ids cost 9 to 22 ms on PostgreSQL (the (tenant, conversation, position) index does not hold the id: one heap
 read per document), more than the whole search may take. The backfill reads the documents once, grouped by
-conversation (UPDATE ... FROM: SQLite 3.33 or later). Adding a nullable column needs no rewrite on any of the databases (ConversationIndex is not partitioned; on Citus
-the ALTER is propagated to the shards, and the UPDATE names the tenant on both tables so it runs shard by shard).
+conversation (UPDATE ... FROM: SQLite 3.33 or later). Adding a nullable column needs no rewrite on any of the
+databases (ConversationIndex is not partitioned; on Citus the ALTER is propagated to the shards, and the UPDATE names
+the tenant on both tables so it runs shard by shard: run on a distributed database with data, the backfilled ranges
+equalled those the writes had kept).
 """
 
 from django.db import migrations, models
