@@ -79,6 +79,22 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
     raise SystemExit("the server did not answer in 120 s")
 
 
+SERVER_GROUP = 0  # the server's process group (gunicorn's master and workers), once started
+
+
+def server_cpu_ms() -> float:
+    """CPU time the server's processes have used so far: a figure a loaded machine changes far less than wall time."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == SERVER_GROUP:  # pgrp, then utime and stime in clock ticks
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def stop_server(server: subprocess.Popen[bytes]) -> None:
     os.killpg(server.pid, signal.SIGTERM)
     server.wait(timeout=60)
@@ -101,6 +117,7 @@ class TimedExporter:
 
         self.inner = OTLPSpanExporter(endpoint=endpoint, headers={"Authorization": f"Bearer {key}"}, timeout=120)
         self.times: list[float] = []
+        self.operations: list[str] = []  # each export's spans' GenAI operations, to break a run's time down
         self.failures = 0
 
     def export(self, spans: Any) -> Any:
@@ -109,6 +126,7 @@ class TimedExporter:
         began = time.perf_counter()
         result = self.inner.export(spans)
         self.times.append((time.perf_counter() - began) * 1000)
+        self.operations.append("+".join(sorted({str(s.attributes.get("gen_ai.operation.name")) for s in spans})))
         if result is not SpanExportResult.SUCCESS:
             self.failures += 1
         return result
@@ -144,8 +162,12 @@ def check_exact(tenant: Any, conversation_id: str, history: list[Any], differenc
         differences.update(name for name in {*stored, *true} if stored.get(name) != true.get(name))
 
 
-def otlp_trial(port: int, mode: str, threads: int, runs: int, sampled: int, differences: set[str]) -> list[float]:
-    """`threads` groups thread `runs` runs each; the last `sampled` runs of each are timed. Returns the samples."""
+def otlp_trial(
+    port: int, mode: str, threads: int, runs: int, sampled: int, differences: set[str], parts: dict[str, list[float]]
+) -> list[float]:
+    """`threads` groups thread `runs` runs each; the last `sampled` runs of each are timed. Returns the samples,
+    and adds each sampled export's time to `parts` under its spans' operations (a run's time broken down), and
+    the server's CPU time for the run under 'server CPU'."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     from pydantic_ai.capabilities import Instrumentation
@@ -167,7 +189,7 @@ def otlp_trial(port: int, mode: str, threads: int, runs: int, sampled: int, diff
         names = [f"{mode}-{group}-{lane}" for lane in range(width)]
         histories: dict[str, Any] = dict.fromkeys(names)
         for n in range(runs):
-            before = len(exporter.times)
+            before, cpu = len(exporter.times), server_cpu_ms()
             for name in names:
                 result = agent.run_sync(
                     f"Weather, question {n}?", message_history=histories[name], conversation_id=name,
@@ -178,6 +200,9 @@ def otlp_trial(port: int, mode: str, threads: int, runs: int, sampled: int, diff
                 provider.force_flush()
             if n >= runs - sampled:
                 spent = sum(exporter.times[before:])
+                parts.setdefault("server CPU", []).append((server_cpu_ms() - cpu) / width)
+                for operation, took in zip(exporter.operations[before:], exporter.times[before:], strict=True):
+                    parts.setdefault(operation, []).append(took)
                 samples.extend([spent / width] if mode == "batch" else [spent])
         for name in names:
             check_exact(tenant, name, histories[name], differences)
@@ -187,7 +212,9 @@ def otlp_trial(port: int, mode: str, threads: int, runs: int, sampled: int, diff
     return samples
 
 
-def post_trial(port: int, threads: int, runs: int, sampled: int, differences: set[str]) -> list[float]:
+def post_trial(
+    port: int, threads: int, runs: int, sampled: int, differences: set[str], parts: dict[str, list[float]]
+) -> list[float]:
     import httpx
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
@@ -211,12 +238,13 @@ def post_trial(port: int, threads: int, runs: int, sampled: int, differences: se
                         "messages": ModelMessagesTypeAdapter.dump_python(history, mode="json"),
                     }
                 ).encode()
-                began = time.perf_counter()
+                began, cpu = time.perf_counter(), server_cpu_ms()
                 response = client.post(
                     "/api/v1/snapshots", content=body, headers={"Content-Type": "application/json"}, timeout=120
                 )
                 if n >= runs - sampled:
                     samples.append((time.perf_counter() - began) * 1000)
+                    parts.setdefault("server CPU", []).append(server_cpu_ms() - cpu)
                 if response.status_code != 201:
                     raise SystemExit(f"POST answered {response.status_code}: {response.text[:300]}")
             check_exact(tenant, name, history or [], differences)
@@ -235,6 +263,8 @@ def main() -> None:
     (ROOT / "bench" / "out").mkdir(exist_ok=True)
     setup(args.database_url)
     server = start_server(args.database_url, args.port, args.workers)
+    global SERVER_GROUP
+    SERVER_GROUP = server.pid
     report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
@@ -243,25 +273,27 @@ def main() -> None:
     }
     parts = args.parts.split(",")
     try:
-        trials: dict[str, Callable[[set[str]], list[float]]] = {}
+        trials: dict[str, Callable[[set[str], dict[str, list[float]]], list[float]]] = {}
         for mode in ("simple", "batch"):
             if f"otlp-{mode}" in parts:
-                trials[f"otlp-{mode} at 40 messages"] = lambda d, m=mode: otlp_trial(
-                    args.port, m, args.samples, 10, 1, d
+                trials[f"otlp-{mode} at 40 messages"] = lambda d, o, m=mode: otlp_trial(
+                    args.port, m, args.samples, 10, 1, d, o
                 )
-                trials[f"otlp-{mode} at 1,000 messages"] = lambda d, m=mode: otlp_trial(
-                    args.port, m, 1, args.long_runs, args.samples, d
+                trials[f"otlp-{mode} at 1,000 messages"] = lambda d, o, m=mode: otlp_trial(
+                    args.port, m, 1, args.long_runs, args.samples, d, o
                 )
         if "posts" in parts:
-            trials["post at 8 messages"] = lambda d: post_trial(args.port, args.samples, 2, 1, d)
-            trials["post at 12 messages"] = lambda d: post_trial(args.port, args.samples, 3, 1, d)
-            trials["post at 1,000 messages"] = lambda d: post_trial(args.port, 1, args.long_runs, args.samples, d)
+            trials["post at 8 messages"] = lambda d, o: post_trial(args.port, args.samples, 2, 1, d, o)
+            trials["post at 12 messages"] = lambda d, o: post_trial(args.port, args.samples, 3, 1, d, o)
+            trials["post at 1,000 messages"] = lambda d, o: post_trial(args.port, 1, args.long_runs, args.samples, d, o)
         for name, trial in trials.items():
             began = time.perf_counter()
             differences: set[str] = set()
-            samples = trial(differences)
+            by_operation: dict[str, list[float]] = {}
+            samples = trial(differences, by_operation)
             report[name] = {
                 **figures(samples),
+                "exports": {operation: figures(times) for operation, times in sorted(by_operation.items())},
                 "load": os.getloadavg(),
                 "trial_s": round(time.perf_counter() - began),
                 # The transcript, message for message, against the agent's own (pydantic-ai's stamped times aside).

@@ -5,7 +5,7 @@ The export arrives as plain spans (`ingest.otlp_wire`). Of them, pydantic-ai's a
 OpenTelemetry GenAI message shape, instrumentation formats 2 to 6) and where this run's own messages begin
 (`pydantic_ai.new_message_index`); its model-request spans (`chat`) carry the model, the token usage and the timing
 of each response, its tool spans (`execute_tool`) when each tool call ran. A run becomes one API-shaped snapshot
-(`snapshot_data`), validated by `ingest.payloads.parse_snapshot` like any other.
+(`snapshot_of_run`), validated by `ingest.payloads` like any other.
 
 The GenAI shape leaves out what pydantic-ai stamps on a message (times, usage, model, run and conversation ids),
 so this run's own messages get them back from its spans: a response from the model-request span that produced it,
@@ -22,7 +22,6 @@ run comes out as if its spans had come in one export.
 """
 
 import base64
-import json
 import math
 from bisect import bisect_left
 from collections import Counter
@@ -38,9 +37,15 @@ from pydantic_core import to_json
 
 from input_errors import RejectedInput
 from sessions_app.core.api_input import decode_json
-from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.otlp_wire import Json, SpanFacts, spans_of
-from sessions_app.ingest.payloads import IngestError, RuntimeSpanPayload, ToolEffectPayload, parse_tool_effect
+from sessions_app.ingest.payloads import (
+    IngestError,
+    RuntimeSpanPayload,
+    SnapshotPayload,
+    ToolEffectPayload,
+    parse_tool_effect,
+    snapshot_of_messages,
+)
 
 PYDANTIC_AI_SCOPE = "pydantic-ai"
 RUN_OPERATION = "invoke_agent"
@@ -623,9 +628,10 @@ def validate(run: TracedRun, start: int = 0) -> list[ModelMessage]:
         raise ValueError(f"message {where}: {first['msg']}") from None
 
 
-def snapshot_data(run: TracedRun, messages: Sequence[ModelMessage]) -> dict[str, Json]:
-    """The run as a POST /api/v1/snapshots body, for `parse_snapshot` to validate like any other."""
-    return {
+def snapshot_of_run(run: TracedRun, messages: Sequence[ModelMessage]) -> SnapshotPayload:
+    """The run as a snapshot with `messages` (its history, validated), checked as any POST's is
+    (`payloads.snapshot_of_messages`); IngestError naming the problem."""
+    fields: dict[str, Json] = {
         "conversation_id": run.conversation_id,
         "run_id": run.run_id,
         "agent": run.agent,
@@ -633,16 +639,5 @@ def snapshot_data(run: TracedRun, messages: Sequence[ModelMessage]) -> dict[str,
         "state": "interrupted" if run.span.failed else "complete",
         "idempotency_key": run.idempotency_key,
         "started_at": run.span.started_at.isoformat(),
-        "messages": _message_data(messages),
     }
-
-
-def _message_data(messages: Sequence[ModelMessage]) -> list[Json]:
-    """The messages as JSON data. A message validated before (inherited, found in the memo) is read back from its
-    dump, which is its exact JSON, in one C pass: dumping a long history again through the adapter costs more than
-    the rest of a threaded run's ingest of its history."""
-    known = [MEMO.of(message) for message in messages]
-    fresh = [message for message, entry in zip(messages, known, strict=True) if entry is None]
-    dumped = iter(ModelMessagesTypeAdapter.dump_python(fresh, mode="json") if fresh else ())
-    old = iter(json.loads("[" + ",".join(entry.dumped for entry in known if entry is not None) + "]"))
-    return [next(old) if entry is not None else next(dumped) for entry in known]
+    return snapshot_of_messages(fields, messages)

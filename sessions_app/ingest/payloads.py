@@ -5,7 +5,7 @@ names the problem. Pure (no Django): the API, the importers and the live adapter
 import copy
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from functools import cache
@@ -19,7 +19,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
 from pydantic_core import to_json
 
 from input_errors import RejectedInput
@@ -35,7 +35,7 @@ from sessions_app.core.api_input import (
     out_of_range_problem,
     validate_model,
 )
-from sessions_app.ingest.message_memo import MEMO
+from sessions_app.ingest.message_memo import MEMO, Known
 
 
 def _no_slash(value: str) -> str:
@@ -223,15 +223,32 @@ def _aware_time(value: str | None, name: str) -> datetime | None:
 
 def parse_snapshot(data: object) -> SnapshotPayload:
     """A validated snapshot payload, or an IngestError naming the first problem."""
+    return _parse(data, None)
+
+
+def snapshot_of_messages(data: Mapping[str, object], messages: Sequence[ModelMessage]) -> SnapshotPayload:
+    """`data` (a snapshot's fields, without messages) with `messages`, pydantic-ai messages already (a traced run's,
+    decoded and validated by `ingest.otlp`), as `parse_snapshot` would make it of their dump: a message kept in the
+    memo (an inherited copy) was checked when it was first validated and is taken as it is; only the others are
+    dumped and checked. A long history costs its new messages, not a dump and a validation of all of it."""
+    kept = [MEMO.of(message) for message in messages]
+    fresh = [message for message, known in zip(messages, kept, strict=True) if known is None]
+    dumped = ModelMessagesTypeAdapter.dump_python(fresh, mode="json") if fresh else []
+    return _parse({**data, "messages": dumped}, kept)
+
+
+def _parse(data: object, kept: Sequence[Known | None] | None) -> SnapshotPayload:
+    """`parse_snapshot` of `data`; with `kept`, `data`'s messages are the snapshot's messages whose entry in `kept`
+    is None, in order, and the others are those entries' messages."""
     if isinstance(data, dict) and "messages" in data and not isinstance(data["messages"], list):
         raise IngestError("'messages' must be a list of ModelMessagesTypeAdapter messages.")
     unsafe = find_unsafe_string(data)
     if unsafe:
         raise IngestError(f"'{unsafe[0]}' {unsafe[1]}.")
     body = validate_model(SnapshotIn, data, "snapshot", IngestError)
-    digests = [hashlib.sha256(to_json(m, bytes_mode="base64")) for m in body.messages]
+    digests = [hashlib.sha256(to_json(m, bytes_mode="base64")).digest() for m in body.messages]
     # Messages sent before as exactly these bytes are the objects validated then; only the others are checked.
-    messages: list[ModelMessage | None] = [_known(digest.hexdigest()) for digest in digests]
+    messages: list[ModelMessage | None] = [_known(digest.hex()) for digest in digests]
     unknown = [i for i, message in enumerate(messages) if message is None]
     _check_part_sizes(body.messages, unknown)
     try:
@@ -243,15 +260,19 @@ def parse_snapshot(data: object) -> SnapshotPayload:
         raise IngestError(f"Invalid message at {field_path(loc, 'messages')}: {first['msg']}{more}.") from None
     _check_token_counts(validated, unknown)
     for i, message in zip(unknown, validated, strict=True):
-        known = MEMO.keep(message, digests[i].hexdigest())
+        known = MEMO.keep(message, digests[i].hex())
         messages[i] = known.message if known is not None else message
+    if kept is not None:
+        given = iter(zip(messages, digests, strict=True))
+        pairs = [(known.message, bytes.fromhex(known.sha256)) if known else next(given) for known in kept]
+        messages, digests = [message for message, _ in pairs], [digest for _, digest in pairs]
     return SnapshotPayload(
         **body.model_dump(include=_AS_SENT),
         messages=[message for message in messages if message is not None],
         client_supplied=body.source == "client",
         started_at=_aware_time(body.started_at, "started_at"),
         principal=body.principal or "",
-        sent_digest=hashlib.sha256(b"\n".join(digest.digest() for digest in digests)).hexdigest(),
+        sent_digest=hashlib.sha256(b"\n".join(digests)).hexdigest(),
     )
 
 

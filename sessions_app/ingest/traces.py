@@ -1,6 +1,6 @@
 """OTLP trace exports in: decoded by `ingest.otlp_wire` and mapped to runs by `ingest.otlp` (both pure), validated by
-`ingest.payloads.parse_snapshot` and stored by `ingest.service.ingest_snapshots`, exactly as POST /api/v1/snapshots
-stores a snapshot.
+`ingest.payloads` (`otlp.snapshot_of_run`) and stored by `ingest.service.ingest_snapshots`, exactly as
+POST /api/v1/snapshots stores a snapshot.
 
 The one thing read here first: copies of messages a run inherited, from its conversation's stored transcript, so
 a run threaded through `message_history` repeats the stored messages (with their times, usage and ids) instead of
@@ -34,7 +34,7 @@ from sessions_app.ingest.otlp import (
     DecodedExport,
     KnownMessages,
     decode_spans,
-    snapshot_data,
+    snapshot_of_run,
     span_json,
     span_of,
     validate,
@@ -45,7 +45,6 @@ from sessions_app.ingest.payloads import (
     RuntimeSpanPayload,
     SnapshotPayload,
     ToolEffectPayload,
-    parse_snapshot,
 )
 from sessions_app.ingest.service import IngestResult, ingest_snapshots, one_writer
 from sessions_app.models import ApiKey, Conversation, PendingSpan, Tenant, TranscriptEntry
@@ -188,11 +187,11 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
             continue
         messages = conversation.inherit(messages, run.new_message_index, start=len(copies), after=after)
         try:
-            payload = parse_snapshot(snapshot_data(run, messages))
+            payload = snapshot_of_run(run, messages)
         except IngestError as error:
             decoded.reject(f"of agent runs refused as snapshots ({error.message})", run.span_count)
             continue
-        conversation.extend(messages[run.new_message_index :])
+        conversation.extend(payload.messages[run.new_message_index :])
         payloads.append(payload)
         effects.extend(run.tool_effects)
         runtime.extend(run.runtime_spans)

@@ -150,7 +150,7 @@ def test_a_run_that_raised_is_an_interrupted_snapshot_of_what_it_had():
     from pydantic_ai.models.function import FunctionModel
     from pydantic_ai.models.instrumented import InstrumentationSettings
 
-    from sessions_app.ingest.otlp import snapshot_data
+    from sessions_app.ingest.otlp import snapshot_of_run
 
     def model(messages, info):
         if len(messages) > 1:
@@ -170,7 +170,7 @@ def test_a_run_that_raised_is_an_interrupted_snapshot_of_what_it_had():
     with pytest.raises(RuntimeError):
         agent.run_sync("Go.", capabilities=[instrumentation])
     (run,) = decode_export(encode_spans(memory.get_finished_spans())).runs
-    assert snapshot_data(run, validate(run))["state"] == "interrupted"
+    assert snapshot_of_run(run, validate(run)).state == "interrupted"
     assert [m["kind"] for m in run.messages] == ["request", "response", "request"]  # up to the failed request
 
 
