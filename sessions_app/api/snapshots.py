@@ -12,7 +12,7 @@ from sessions_app.ingest.service import ingest_snapshots
 @require_POST
 @api_key_required
 def post_snapshot(request: ApiRequest) -> JsonResponse:
-    payload = parse_snapshot(json_body(request))
+    payload = parse_snapshot(json_body(request), strings_checked=True)
     result = ingest_snapshots(
         request.tenant, [payload], source=request.api_key.kind, via="api", api_key=request.api_key
     )

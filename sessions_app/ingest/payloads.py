@@ -221,9 +221,10 @@ def _aware_time(value: str | None, name: str) -> datetime | None:
     return parsed.astimezone(UTC)  # PostgreSQL holds offsets up to ±15:59 only, Python up to ±23:59
 
 
-def parse_snapshot(data: object) -> SnapshotPayload:
-    """A validated snapshot payload, or an IngestError naming the first problem."""
-    return _parse(data, None)
+def parse_snapshot(data: object, *, strings_checked: bool = False) -> SnapshotPayload:
+    """A validated snapshot payload, or an IngestError naming the first problem. `strings_checked`: `data` is what
+    `decode_json` gave, which refuses any string that cannot be stored, so its strings are not read again."""
+    return _parse(data, None, strings_checked)
 
 
 def snapshot_of_messages(data: Mapping[str, object], messages: Sequence[ModelMessage]) -> SnapshotPayload:
@@ -234,15 +235,15 @@ def snapshot_of_messages(data: Mapping[str, object], messages: Sequence[ModelMes
     kept = [MEMO.of(message) for message in messages]
     fresh = [message for message, known in zip(messages, kept, strict=True) if known is None]
     dumped = ModelMessagesTypeAdapter.dump_python(fresh, mode="json") if fresh else []
-    return _parse({**data, "messages": dumped}, kept)
+    return _parse({**data, "messages": dumped}, kept, strings_checked=False)
 
 
-def _parse(data: object, kept: Sequence[Known | None] | None) -> SnapshotPayload:
+def _parse(data: object, kept: Sequence[Known | None] | None, strings_checked: bool) -> SnapshotPayload:
     """`parse_snapshot` of `data`; with `kept`, `data`'s messages are the snapshot's messages whose entry in `kept`
     is None, in order, and the others are those entries' messages."""
     if isinstance(data, dict) and "messages" in data and not isinstance(data["messages"], list):
         raise IngestError("'messages' must be a list of ModelMessagesTypeAdapter messages.")
-    unsafe = find_unsafe_string(data)
+    unsafe = None if strings_checked else find_unsafe_string(data)
     if unsafe:
         raise IngestError(f"'{unsafe[0]}' {unsafe[1]}.")
     body = validate_model(SnapshotIn, data, "snapshot", IngestError)

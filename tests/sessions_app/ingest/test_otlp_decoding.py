@@ -221,7 +221,8 @@ def test_a_provider_sdks_own_chat_span_inside_the_run_is_not_paired_with_a_respo
     # What an OpenAI SDK instrumentation adds: a `chat` span of its own under pydantic-ai's first model request.
     first_chat = next(s for s in spans if s.name.startswith("chat"))
     with provider.get_tracer("opentelemetry.instrumentation.openai").start_as_current_span(
-        "openai.chat", context=set_span_in_context(first_chat),
+        "openai.chat",
+        context=set_span_in_context(first_chat),
         attributes={"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 99999},
         start_time=first_chat.start_time,
     ):

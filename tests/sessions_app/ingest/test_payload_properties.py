@@ -27,8 +27,19 @@ json_values = st.recursive(
     max_leaves=20,
 )
 fields = st.sampled_from(
-    ["conversation_id", "run_id", "agent", "parent_run_id", "step", "state", "idempotency_key", "source",
-     "started_at", "principal", "messages"]
+    [
+        "conversation_id",
+        "run_id",
+        "agent",
+        "parent_run_id",
+        "step",
+        "state",
+        "idempotency_key",
+        "source",
+        "started_at",
+        "principal",
+        "messages",
+    ]
 )
 
 
@@ -123,3 +134,29 @@ hostile_values = st.recursive(
 def test_the_one_pass_check_names_what_the_walk_names(data):
     """NULs, lone surrogates, their escaped lookalikes and astral characters: the fast check lets none through."""
     assert find_unsafe_string(data) == walk_for_unsafe_string(data)
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(name)
+
+
+@FAST
+@given(hostile_values, st.booleans())
+def test_a_body_is_refused_exactly_when_a_string_of_it_cannot_be_stored(data, ascii_escaped):
+    """The body's text is looked at before its strings are walked: whichever way a client escapes it (Python's
+    default escapes every non-ASCII character, surrogate pairs included), decode_json refuses a body exactly when
+    walking every string of it finds one that cannot be stored, and names the same one."""
+    try:
+        raw = json.dumps(data, ensure_ascii=ascii_escaped).encode()
+        parsed = json.loads(raw, parse_constant=_no_constants)
+    except (UnicodeEncodeError, ValueError):
+        return  # a lone surrogate unescaped is not UTF-8, infinity is not JSON: refused before any of this
+    unsafe = walk_for_unsafe_string(parsed)
+    try:
+        decoded = decode_json(raw)
+    except RejectedInput as error:
+        assert unsafe is not None
+        assert error.message == f"'{unsafe[0]}' {unsafe[1]}."
+    else:
+        assert unsafe is None
+        assert decoded == parsed
