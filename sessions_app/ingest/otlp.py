@@ -73,6 +73,22 @@ RUNTIME_SPANS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
 }  # fmt: skip
 MAX_FACT_CHARS = 200
+USAGE_ATTRIBUTES = {
+    "input_tokens": "gen_ai.usage.input_tokens",
+    "output_tokens": "gen_ai.usage.output_tokens",
+    "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
+    "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
+}
+# What a run reads of a span kept for it (`span_json`): which run it belongs to, a model request's model, usage and
+# instructions, a tool call's id and name, a runtime span's facts. Never the messages, arguments or results a
+# model-request or tool span also carries: they are the run span's to give, and kept here they would be stored
+# unmasked until the run span comes (and, at a long history, be most of what is written and read back).
+PENDING_ATTRIBUTES = frozenset(
+    {"gen_ai.operation.name", "gen_ai.agent.call.id", "gen_ai.conversation.id"}
+    | {"gen_ai.response.model", "gen_ai.request.model", "gen_ai.system_instructions", *USAGE_ATTRIBUTES.values()}
+    | {"gen_ai.tool.call.id", "gen_ai.tool.name"}
+    | {prefix + name for _, prefix, names in RUNTIME_SPANS.values() for name in names}
+)
 
 
 @dataclass(frozen=True)
@@ -171,7 +187,8 @@ def decode_spans(spans: Sequence[SpanFacts], earlier: Sequence[SpanFacts] = ()) 
 
 
 def span_json(span: SpanFacts) -> dict[str, Json]:
-    """A span as JSON, to keep it until its run span arrives (`span_of` reads it back)."""
+    """A span as JSON, to keep it until its run span arrives (`span_of` reads it back): only the attributes a run
+    reads of it (`PENDING_ATTRIBUTES`)."""
     return {
         "trace_id": span.trace_id,
         "span_id": span.span_id,
@@ -181,7 +198,7 @@ def span_json(span: SpanFacts) -> dict[str, Json]:
         "started_at": span.started_at.isoformat(),
         "ended_at": span.ended_at.isoformat(),
         "failed": span.failed,
-        "attributes": dict(span.attributes),
+        "attributes": {name: value for name, value in span.attributes.items() if name in PENDING_ATTRIBUTES},
     }
 
 
@@ -472,13 +489,8 @@ def _messages(chat: Sequence[Mapping[str, Json]]) -> list[dict[str, Json]]:
 
 
 def _usage(attributes: Mapping[str, Json]) -> dict[str, int]:
-    names = {
-        "input_tokens": "gen_ai.usage.input_tokens",
-        "output_tokens": "gen_ai.usage.output_tokens",
-        "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
-        "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
-    }
-    return {key: int(attributes[name]) for key, name in names.items() if isinstance(attributes.get(name), int)}
+    counts = {key: attributes.get(name) for key, name in USAGE_ATTRIBUTES.items()}
+    return {key: int(count) for key, count in counts.items() if isinstance(count, int)}
 
 
 def _stamp(

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from sessions_app.ingest.otlp import RUN_OPERATION, decode_spans
+from sessions_app.ingest.otlp import PENDING_ATTRIBUTES, RUN_OPERATION, decode_spans
 from sessions_app.ingest.otlp_wire import spans_of
 from sessions_app.models import Conversation, PendingSpan, Run
 from sessions_app.tenancy.api_keys import create_api_key
@@ -149,3 +149,24 @@ def test_early_spans_older_than_the_age_bound_are_dropped_and_bad_input_changes_
         HTTP_AUTHORIZATION=f"Bearer {key}",
     )
     assert response.status_code == 400 and row_counts() == before
+
+
+@pytest.mark.django_db
+def test_an_early_span_waits_without_the_messages_arguments_and_results_it_carries(client, tenant):
+    key = create_api_key(tenant, "server")[1]
+    early = [span for span in _recorded() if span.attributes.get("gen_ai.operation.name") != RUN_OPERATION]
+    response = client.post(
+        "/v1/traces",
+        data=encode_spans(early).SerializeToString(),
+        content_type="application/x-protobuf",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+    )
+    assert response.status_code == 200, response.content
+    kept = list(PendingSpan.objects.filter(tenant=tenant).values_list("span", flat=True))
+    assert len(kept) == len(early) == 3
+    for span in kept:
+        assert set(span["attributes"]) <= PENDING_ATTRIBUTES
+        assert "Zürich" not in json.dumps(span, ensure_ascii=False)  # the prompt, in every model request's input
+    # What a run reads of them is kept: the model's usage, the tool call's id.
+    assert any("gen_ai.usage.input_tokens" in span["attributes"] for span in kept)
+    assert any("gen_ai.tool.call.id" in span["attributes"] for span in kept)
