@@ -23,9 +23,11 @@ run comes out as if its spans had come in one export.
 
 import base64
 import math
+import threading
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -247,14 +249,10 @@ NO_CONTENT = (
 )
 
 
-def _traced_run(
-    span: SpanFacts, children: Sequence[SpanFacts], parent_run_id: str = ""
-) -> tuple[str, TracedRun | None]:
-    raw = span.attributes.get("pydantic_ai.all_messages")
-    if not isinstance(raw, str):
-        return "of agent runs without 'pydantic_ai.all_messages' (instrumentation format 2 or later needed)", None
+def _read_history(text: str) -> tuple[str, list[dict[str, Json]] | None]:
+    """A run span's `pydantic_ai.all_messages` as `ModelMessagesTypeAdapter` JSON, or why it cannot be."""
     try:
-        chat = decode_json(raw.encode())
+        chat = decode_json(text.encode())
     except RejectedInput as error:
         return f"of agent runs whose 'pydantic_ai.all_messages' is not JSON ({error.message})", None
     if not isinstance(chat, list) or not all(isinstance(m, dict) for m in chat):
@@ -262,12 +260,89 @@ def _traced_run(
     if not _has_content(chat):
         return NO_CONTENT, None
     try:
-        messages = _messages(chat)
+        return "", _messages(chat)
     except ValueError as error:
         return f"of agent runs whose messages cannot be read ({error})", None
-    index = span.attributes.get("pydantic_ai.new_message_index")
-    new_index = index if isinstance(index, int) and 0 <= index <= len(messages) else 0
+
+
+@dataclass(frozen=True)
+class _Read:
+    text: str  # a run span's `pydantic_ai.all_messages`
+    messages: list[dict[str, Json]]  # `_read_history` of it; never changed (runs stamp copies)
+
+
+class ReadHistories:
+    """The history last read from each conversation's run span, so a threaded run reads only what is new.
+
+    pydantic-ai writes a history the same way at every run, so a run threaded through `message_history` carries the
+    text of the run before it, then its own messages: when a run's text begins with the kept text (compared byte
+    for byte, less its closing bracket), only the rest is decoded and read, and the kept messages come first. What
+    is kept is a function of the text alone, so two tenants' conversations of one id read as they would afresh.
+    A bounded LRU per process, by messages held; pure (no Django)."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, _Read] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def read(self, conversation: str, text: str) -> tuple[str, list[dict[str, Json]] | None]:
+        """`_read_history(text)`, reading only what follows the text kept for `conversation` when it begins so."""
+        with self._lock:
+            kept = self._kept.get(conversation)
+        messages = self._after(kept, text) if kept is not None else None
+        problem = ""
+        if messages is None:
+            problem, messages = _read_history(text)
+        if messages is not None:
+            self._keep(conversation, _Read(text, messages))
+            messages = list(messages)
+        return problem, messages
+
+    @staticmethod
+    def _after(kept: _Read, text: str) -> list[dict[str, Json]] | None:
+        """The messages of `text` if it is `kept.text` with messages added and they read; None to read it whole
+        (which also names any problem as a whole read does)."""
+        head = len(kept.text) - 1  # the kept text less its closing bracket
+        if not (kept.messages and len(text) > head + 1 and text[head] == "," and text.startswith(kept.text[:head])):
+            return None
+        _, added = _read_history("[" + text[head + 1 :])
+        if not added or (added[0]["kind"] == "request" and kept.messages[-1]["kind"] == "request"):
+            return None  # unreadable, or two requests that read whole are one (pydantic-ai splits one by role)
+        return kept.messages + added
+
+    def _keep(self, conversation: str, read: _Read) -> None:
+        with self._lock:
+            old = self._kept.pop(conversation, None)
+            self._held += len(read.messages) - (len(old.messages) if old is not None else 0)
+            self._kept[conversation] = read
+            while self._held > self.limit and self._kept:
+                _, dropped = self._kept.popitem(last=False)
+                self._held -= len(dropped.messages)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._held = 0
+
+
+READ_HISTORIES = ReadHistories()
+
+
+def _traced_run(
+    span: SpanFacts, children: Sequence[SpanFacts], parent_run_id: str = ""
+) -> tuple[str, TracedRun | None]:
+    raw = span.attributes.get("pydantic_ai.all_messages")
+    if not isinstance(raw, str):
+        return "of agent runs without 'pydantic_ai.all_messages' (instrumentation format 2 or later needed)", None
     conversation = str(span.attributes.get("gen_ai.conversation.id") or "")
+    problem, read = READ_HISTORIES.read(conversation or span.trace_id, raw)
+    if read is None:
+        return problem, None
+    index = span.attributes.get("pydantic_ai.new_message_index")
+    new_index = index if isinstance(index, int) and 0 <= index <= len(read) else 0
+    # The messages read are kept for the next run of the conversation as read: this run's own get stamped copies.
+    messages = read[:new_index] + deepcopy(read[new_index:])
     run_id = str(span.attributes.get("gen_ai.agent.call.id") or span.span_id)
     # A model request that failed left no response in the history (the retry that followed did).
     models = sorted(
