@@ -52,7 +52,9 @@ def add_receipt(tenant: Tenant, data: object, *, now: datetime | None = None) ->
     return _add_to_run(tenant, parsed.run_id, Receipt, fields, now)
 
 
-def add_wait(tenant: Tenant, data: object, *, now: datetime | None = None) -> tuple[Wait, str | None, AuditReport]:
+def add_wait(
+    tenant: Tenant, data: object, *, now: datetime | None = None
+) -> tuple[Wait, str | None, AuditReport]:
     """Record a wait and re-audit its run. Returns the resume token when we generated it (shown once)."""
     now = now or timezone.now()
     parsed = parse_wait(data, now=now)
@@ -145,6 +147,8 @@ def record_merge(
             defaults={"actor": actor[:200]},
         )
         if created:
-            record_event(tenant, EventClass.CONVERSATIONS_MERGED, actor=actor, conversation_id=conversation.external_id)
+            record_event(
+                tenant, EventClass.CONVERSATIONS_MERGED, actor=actor, conversation_id=conversation.external_id
+            )
         reaudit_runs(runs_with_conversation(tenant).filter(conversation=conversation))
     return merge

@@ -79,8 +79,7 @@ def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]
         latest.setdefault(run_pk, snapshot_id)
     refs: dict[int, list[int]] = {}
     for snapshot_id, message_id in (
-        scoped(SnapshotMessage, tenant)
-        .filter(snapshot_id__in=list(latest.values()))
+        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values()))
         .order_by("snapshot_id", "position")
         .values_list("snapshot_id", "message_id")
     ):
@@ -116,7 +115,8 @@ def build_contexts(
     run_pks = [run.pk for run in runs]
     empty = History((), [])
     history_ids = {
-        run.pk: {m.conversation_id for m in histories.get(run.pk, empty).messages if m.conversation_id} for run in runs
+        run.pk: {m.conversation_id for m in histories.get(run.pk, empty).messages if m.conversation_id}
+        for run in runs
     }
     all_history_ids = set().union(*history_ids.values()) if history_ids else set()
     conversation_ids = {run.pk: run.conversation.external_id for run in runs}
@@ -352,7 +352,9 @@ def audit_report(run: Run, *, now: datetime | None = None) -> AuditReport:
     stored = scoped(RunVerdict, run.tenant).filter(run=run).first()
     if stored is None or (stored.recheck_at is not None and stored.recheck_at <= now):
         return audit_run(run, now=now)
-    return AuditReport(run.run_id, run.conversation.external_id, stored.verdict, stored.findings, stored.updated_at)
+    return AuditReport(
+        run.run_id, run.conversation.external_id, stored.verdict, stored.findings, stored.updated_at
+    )
 
 
 def reaudit_runs(runs: Iterable[Run], *, now: datetime | None = None) -> int:

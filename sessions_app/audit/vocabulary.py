@@ -137,9 +137,7 @@ class VerdictRow:
 # never says "retry": it says how to find out first.
 VERDICTS: dict[Verdict, VerdictRow] = {
     Verdict.UNTRUSTED_HISTORY: VerdictRow(
-        "bad",
-        "color-mix(in srgb, var(--bad) 70%, var(--text))",
-        EventClass.UNTRUSTED_HISTORY,
+        "bad", "color-mix(in srgb, var(--bad) 70%, var(--text))", EventClass.UNTRUSTED_HISTORY,
         prose("""
         Do not replay this copy. It came from a client, and a client can forge tool calls, tool results,
         system prompts and approvals however well-formed they look. Re-load the conversation from the
@@ -147,9 +145,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.SCOPE_DRIFT: VerdictRow(
-        "bad",
-        "var(--info)",
-        EventClass.SCOPE_DRIFT,
+        "bad", "var(--info)", EventClass.SCOPE_DRIFT,
         prose("""
         Quarantine this history: do not resume it until its scope is reconciled. Split messages back into
         their own conversations, or record an explicit merge if they truly belong together; give a fork its
@@ -157,9 +153,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.ROUND_TRIP_MISMATCH: VerdictRow(
-        "bad",
-        "color-mix(in srgb, var(--info) 60%, var(--bg))",
-        EventClass.ROUND_TRIP_MISMATCH,
+        "bad", "color-mix(in srgb, var(--info) 60%, var(--bg))", EventClass.ROUND_TRIP_MISMATCH,
         prose("""
         The stored history does not survive pydantic-ai's ModelMessagesTypeAdapter unchanged, so a replay
         would send something other than what was stored. Re-ingest it from the original source, or inspect
@@ -167,9 +161,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.SYSTEM_PROMPT_GAP: VerdictRow(
-        "bad",
-        "color-mix(in srgb, var(--accent) 50%, var(--bad))",
-        EventClass.PROMPT_GAP,
+        "bad", "color-mix(in srgb, var(--accent) 50%, var(--bad))", EventClass.PROMPT_GAP,
         prose("""
         Resuming from non-empty history, pydantic-ai assumes the system prompt is already in it, so this run
         would continue without the agent's prompt. Restore the prompt (for example with the
@@ -178,9 +170,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.INTERRUPTED_TOOL: VerdictRow(
-        "bad",
-        "var(--bad)",
-        EventClass.INTERRUPTED_SYNTHESIZED,
+        "bad", "var(--bad)", EventClass.INTERRUPTED_SYNTHESIZED,
         prose("""
         An interrupted call is a signal, not a retry order. Query the destination for the effect first,
         using the call's idempotency key; retry only once a fresh read proves the effect absent, with that
@@ -189,9 +179,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.ORPHAN_RESULT_REMOVED: VerdictRow(
-        "bad",
-        "color-mix(in srgb, var(--bad) 60%, var(--bg))",
-        EventClass.ORPHAN_REMOVED,
+        "bad", "color-mix(in srgb, var(--bad) 60%, var(--bg))", EventClass.ORPHAN_REMOVED,
         prose("""
         A tool result whose call is missing will be dropped before the next request. Keep this audit record,
         and find where the call went (context eviction, a hand-built or client-edited history) before
@@ -199,18 +187,14 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.WAITING: VerdictRow(
-        "warn",
-        "var(--warn)",
-        EventClass.WAITING,
+        "warn", "var(--warn)", EventClass.WAITING,
         prose("""
         The run is legitimately waiting for a person's decision. The owner named in the wait record decides
         before the deadline and the run resumes with the resume token; nothing to replay meanwhile.
         """),
     ),
     Verdict.STUCK: VerdictRow(
-        "bad",
-        "color-mix(in srgb, var(--warn) 55%, var(--bad))",
-        EventClass.STUCK,
+        "bad", "color-mix(in srgb, var(--warn) 55%, var(--bad))", EventClass.STUCK,
         prose("""
         The run went quiet: a wait's window closed with neither an outcome nor a new wait, or the run is still
         "running" with no snapshot for longer than the tenant allows. Escalate to the wait's owner or the
@@ -219,9 +203,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.MISSING_OUTCOME_RECEIPT: VerdictRow(
-        "warn",
-        "color-mix(in srgb, var(--warn) 60%, var(--text))",
-        EventClass.MISSING_RECEIPT,
+        "warn", "color-mix(in srgb, var(--warn) 60%, var(--text))", EventClass.MISSING_RECEIPT,
         prose("""
         No proof that the intended effect exists. Read the destination afresh and record an outcome receipt
         (evidence 'outcome'); a model saying 'done' is only activity evidence and a tool saying 'accepted'
@@ -229,9 +211,7 @@ VERDICTS: dict[Verdict, VerdictRow] = {
         """),
     ),
     Verdict.READY: VerdictRow(
-        "ok",
-        "var(--ok)",
-        None,
+        "ok", "var(--ok)", None,
         prose("""
         Every gate passed: the history may be resumed as stored. A later snapshot, receipt, wait or contract
         is audited afresh, so check the verdict again before each resume.

@@ -4,6 +4,7 @@ None of these hold message content. Receipts hold a reference or digest of the d
 resume token, prompt contracts a hash or label (never the prompt), and audit events ids and a class only.
 """
 
+
 from typing import Any, NoReturn
 
 from django.db import models

@@ -97,7 +97,9 @@ def step_cost_usd(facts: Mapping[str, Any], overrides: Mapping[str, NegotiatedPr
     when = _timestamp(facts.get("timestamp"))
     for provider_id in ([provider] if isinstance(provider, str) and provider else []) + [None]:
         try:
-            calculation = calc_price(Usage(**reported), model, provider_id=provider_id, genai_request_timestamp=when)
+            calculation = calc_price(
+                Usage(**reported), model, provider_id=provider_id, genai_request_timestamp=when
+            )
         except LookupError:
             continue
         return calculation.total_price

@@ -33,11 +33,8 @@ def test_a_chunked_snapshot_is_refused_with_411_and_nothing_is_written(client, t
 def test_a_chunked_otlp_export_is_refused_with_411(client, tenant):
     key = create_api_key(tenant, "server")[1]
     response = client.post(
-        "/v1/traces",
-        b"\x0a\x00",
-        content_type="application/x-protobuf",
-        HTTP_AUTHORIZATION=f"Bearer {key}",
-        HTTP_TRANSFER_ENCODING="chunked",
+        "/v1/traces", b"\x0a\x00", content_type="application/x-protobuf",
+        HTTP_AUTHORIZATION=f"Bearer {key}", HTTP_TRANSFER_ENCODING="chunked",
     )
     assert response.status_code == 411
 

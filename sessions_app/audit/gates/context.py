@@ -59,6 +59,7 @@ class Finding:
         data["guidance"] = self.guidance
         return data
 
+
         data["guidance"] = self.guidance
         return data
 
@@ -135,6 +136,7 @@ class AuditContext:
     stuck_after: timedelta = timedelta(hours=24)
 
 
+
 def as_items(data: Any) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
@@ -162,4 +164,6 @@ def load_history(stored: Sequence[str]) -> list[ModelMessage]:
 
 def stored_form(messages: Sequence[ModelMessage]) -> tuple[str, ...]:
     """How the store keeps `messages`: one ModelMessagesTypeAdapter JSON element each."""
-    return tuple(json.dumps(item) for item in ModelMessagesTypeAdapter.dump_python(list(messages), mode="json"))
+    return tuple(
+        json.dumps(item) for item in ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+    )

@@ -86,9 +86,13 @@ def check_prompt_continuity(messages: Sequence[ModelMessage], ctx: AuditContext)
         return [_prompt_gap(ctx, reason, contract_key)]
     if contract.kind == ContractKind.LABEL:
         texts = [part.content for part in prompts] + instructions
-        if any(part.dynamic_ref == contract.value for part in prompts) or any(contract.value in t for t in texts):
+        if any(part.dynamic_ref == contract.value for part in prompts) or any(
+            contract.value in t for t in texts
+        ):
             return []
         carried = f"{len(prompts)} system prompt part(s)" if prompts else "no system prompt"
-        reason = f"The history carries {carried} and none carries the prompt label '{contract.value}' of {agent}."
+        reason = (
+            f"The history carries {carried} and none carries the prompt label '{contract.value}' of {agent}."
+        )
         return [_prompt_gap(ctx, reason, contract_key)]
     raise ValueError(f"Unknown prompt contract kind {contract.kind!r}")

@@ -28,7 +28,9 @@ def _is_tool_result(part: object) -> TypeGuard[ToolReturnPart | RetryPromptPart]
 
 
 def _is_synthesized(part: object) -> TypeGuard[ToolReturnPart]:
-    return isinstance(part, ToolReturnPart) and bool((part.metadata or {}).get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY))
+    return isinstance(part, ToolReturnPart) and bool(
+        (part.metadata or {}).get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY)
+    )
 
 
 def _ledger_says(ctx: AuditContext, tool_call_id: str) -> str:
@@ -40,7 +42,10 @@ def _ledger_says(ctx: AuditContext, tool_call_id: str) -> str:
     if status == "started":
         return "The tool-effect ledger shows it started and never finished: its side effect may exist."
     if status == "completed":
-        return "The tool-effect ledger shows it completed, but its result is missing: its side effect probably exists."
+        return (
+            "The tool-effect ledger shows it completed, but its result is missing: "
+            "its side effect probably exists."
+        )
     if status == "failed":
         return "The tool-effect ledger shows it failed; a partial side effect may exist."
     return f"The tool-effect ledger status is '{status}'."

@@ -28,7 +28,7 @@ def create_view(request: MemberRequest) -> HttpResponseBase:
     try:
         view = saved_views.save_view(request.tenant, name, query, actor=request.user)
     except RejectedInput as refused:
-        params = QueryDict(query.lstrip("?")[:MAX_VIEW_QUERY])
+        params = QueryDict(query.lstrip("?")[: MAX_VIEW_QUERY])
         return list_page(request, params, save_error=refused.message, save_name=name[:200])
     messages.success(request, f"View {view.name!r} saved; it is in the navigation.")
     return HttpResponseRedirect(saved_views.view_url(view))

@@ -27,31 +27,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True)
-        parser.add_argument(
-            "--source",
-            choices=Source.values,
-            default=Source.SERVER,
-            help="Authority of the history: 'client' marks it untrusted.",
-        )
+        parser.add_argument("--source", choices=Source.values, default=Source.SERVER,
+                            help="Authority of the history: 'client' marks it untrusted.")
         parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
-        parser.add_argument(
-            "--harness-postgres",
-            metavar="DSN",
-            help="A pydantic-ai-harness PostgresStepStore's database, e.g. postgres://user@host/db.",
-        )
-        parser.add_argument(
-            "--table", default="step_persistence", help="The PostgresStepStore's table prefix (its `table` argument)."
-        )
-        parser.add_argument(
-            "--follow", action="store_true", help="With --harness-postgres: keep importing what is new until stopped."
-        )
+        parser.add_argument("--harness-postgres", metavar="DSN",
+                            help="A pydantic-ai-harness PostgresStepStore's database, e.g. postgres://user@host/db.")
+        parser.add_argument("--table", default="step_persistence",
+                            help="The PostgresStepStore's table prefix (its `table` argument).")
+        parser.add_argument("--follow", action="store_true",
+                            help="With --harness-postgres: keep importing what is new until stopped.")
         parser.add_argument("--interval", type=float, default=5.0, help="Seconds between two reads with --follow.")
-        parser.add_argument(
-            "--max-polls",
-            type=int,
-            default=None,
-            help="With --follow: stop after this many reads (default: until stopped).",
-        )
+        parser.add_argument("--max-polls", type=int, default=None,
+                            help="With --follow: stop after this many reads (default: until stopped).")
 
     def handle(self, *args: Any, tenant: str, source: str, paths: list[Path], **options: Any) -> None:
         found = tenant_for_command(tenant)

@@ -86,9 +86,8 @@ def test_an_import_whose_connection_dies_stores_nothing_of_that_file_and_the_nex
     killer = kill_once(after=3, kills=ATTEMPTS)
     err = StringIO()
     with connection.execute_wrapper(killer), pytest.raises(CommandError, match="1 of 2 file"):
-        call_command(
-            "import_sessions", "--tenant", tenant.slug, str(paths[1]), str(paths[2]), stdout=StringIO(), stderr=err
-        )
+        call_command("import_sessions", "--tenant", tenant.slug, str(paths[1]), str(paths[2]),
+                     stdout=StringIO(), stderr=err)
     assert killer.fired and f"{paths[1]}: nothing imported" in err.getvalue()
     connection.close()
     stored = set(Conversation.objects.values_list("external_id", flat=True))
@@ -104,9 +103,8 @@ def test_a_burst_of_api_writes_answers_503_while_the_connection_is_gone_and_reco
     headers = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
 
     def post(conversation_id):
-        return client.post(
-            "/api/v1/snapshots", json.dumps(body(conversation_id)), content_type="application/json", **headers
-        )
+        return client.post("/api/v1/snapshots", json.dumps(body(conversation_id)), content_type="application/json",
+                           **headers)
 
     statuses = {}
     for number in range(3):
@@ -130,12 +128,8 @@ def test_one_lost_connection_inside_a_write_is_retried_whole(client, tenant, kil
     key = create_api_key(tenant, "server")[1]
     killer = kill_once(after=2, kills=1)
     with connection.execute_wrapper(killer):
-        response = client.post(
-            "/api/v1/snapshots",
-            json.dumps(body("c-1")),
-            content_type="application/json",
-            HTTP_AUTHORIZATION=f"Bearer {key}",
-        )
+        response = client.post("/api/v1/snapshots", json.dumps(body("c-1")), content_type="application/json",
+                               HTTP_AUTHORIZATION=f"Bearer {key}")
     assert killer.fired == 1 and response.status_code == 201
     assert Snapshot.objects.count() == 1
     assert Conversation.objects.get().message_count == len(weather_messages())

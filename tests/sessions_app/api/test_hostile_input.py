@@ -98,24 +98,16 @@ def test_invalid_utf8_and_other_content_types_are_refused(client, key):
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        (
-            {"run_id": "run-1", "tool_call_id": "t", "tool_name": {"an": "object"}, "status": "started"},
-            "'tool_name' must be a string",
-        ),
-        (
-            {"run_id": "run-1", "tool_call_id": "x" * 10_000, "tool_name": "t", "status": "started"},
-            "'tool_call_id' is longer than 200",
-        ),
-        (
-            {"run_id": "run-1", "tool_call_id": "t", "tool_name": "x" * 10_000, "status": "started"},
-            "'tool_name' is longer than 200",
-        ),
+        ({"run_id": "run-1", "tool_call_id": "t", "tool_name": {"an": "object"}, "status": "started"},
+         "'tool_name' must be a string"),
+        ({"run_id": "run-1", "tool_call_id": "x" * 10_000, "tool_name": "t", "status": "started"},
+         "'tool_call_id' is longer than 200"),
+        ({"run_id": "run-1", "tool_call_id": "t", "tool_name": "x" * 10_000, "status": "started"},
+         "'tool_name' is longer than 200"),
         ({"run_id": "run-1", "tool_call_id": "t", "tool_name": "n\x00", "status": "started"}, "NUL"),
         ({"run_id": "run-1", "tool_call_id": "t", "tool_name": "n", "status": "maybe"}, "'status' must be one of"),
-        (
-            {"run_id": "run-1", "tool_call_id": "t", "tool_name": "n", "status": "started", "started_at": "soon"},
-            "'started_at' must be an ISO 8601",
-        ),
+        ({"run_id": "run-1", "tool_call_id": "t", "tool_name": "n", "status": "started", "started_at": "soon"},
+         "'started_at' must be an ISO 8601"),
     ],
 )
 def test_a_bad_tool_effect_is_named_and_stores_nothing(client, key, tenant, body, needle):
@@ -132,17 +124,8 @@ def test_a_bad_tool_effect_is_named_and_stores_nothing(client, key, tenant, body
         ("/api/v1/receipts", {"run_id": 5, "effect": "e", "evidence": "outcome", "checked_by": "x"}, "'run_id'"),
         ("/api/v1/receipts", ["not", "an", "object"], "must be a JSON object"),
         ("/api/v1/waits", {"run_id": "run-1", "owner": "o", "decision": "d", "deadline": 12}, "'deadline'"),
-        (
-            "/api/v1/waits",
-            {
-                "run_id": "run-1",
-                "owner": "o",
-                "decision": "d",
-                "deadline": "2099-01-01T00:00:00Z",
-                "resume_token": {"x": 1},
-            },
-            "'resume_token'",
-        ),
+        ("/api/v1/waits", {"run_id": "run-1", "owner": "o", "decision": "d", "deadline": "2099-01-01T00:00:00Z",
+                           "resume_token": {"x": 1}}, "'resume_token'"),
         ("/api/v1/waits/resolve", {"run_id": "run-1", "resume_token": 12345678901234567890}, "'resume_token'"),
         ("/api/v1/waits/resolve", {"run_id": ["run-1"], "resume_token": "t" * 20}, "'run_id' must be a string"),
         ("/api/v1/agents/mailer/prompt-contract", {"kind": "label", "value": "v\x00"}, "NUL"),
@@ -183,14 +166,8 @@ def test_a_nul_byte_in_a_page_url_is_400_not_500(client):
 
 @pytest.mark.parametrize(
     "path",
-    [
-        "/api/v1/snapshots",
-        "/api/v1/tool-effects",
-        "/api/v1/receipts",
-        "/api/v1/waits",
-        "/api/v1/waits/resolve",
-        "/api/v1/agents/mailer/prompt-contract",
-    ],
+    ["/api/v1/snapshots", "/api/v1/tool-effects", "/api/v1/receipts", "/api/v1/waits", "/api/v1/waits/resolve",
+     "/api/v1/agents/mailer/prompt-contract"],
 )
 def test_over_the_cap_is_413_json_on_every_endpoint(client, key, path):
     before = row_counts()
@@ -207,9 +184,8 @@ def test_a_9_mib_audit_write_is_413_json(client, key):
 
 def test_a_get_endpoint_over_the_cap_is_413_json(client, key):
     with override_settings(SESSIONDESK_MAX_PAYLOAD_BYTES=10):
-        response = client.generic(
-            "GET", "/api/v1/search?q=a&scope=tenant", "x" * 100, HTTP_AUTHORIZATION=f"Bearer {key}"
-        )
+        response = client.generic("GET", "/api/v1/search?q=a&scope=tenant", "x" * 100,
+                                  HTTP_AUTHORIZATION=f"Bearer {key}")
     refused(response, 413)
 
 
@@ -232,15 +208,8 @@ def test_logs_never_carry_keys_or_passwords():
 
     from masking.log_filter import RedactingFilter
 
-    record = logging.LogRecord(
-        "x",
-        logging.ERROR,
-        __file__,
-        1,
-        "connect %s with %s",
-        ("postgres://app:hunter2-password@db/prod", "Bearer sdk_s_abcdefghijklmnop1234"),
-        None,
-    )
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "connect %s with %s", (
+        "postgres://app:hunter2-password@db/prod", "Bearer sdk_s_abcdefghijklmnop1234"), None)
     RedactingFilter().filter(record)
     assert "hunter2" not in record.getMessage() and "abcdefghijklmnop1234" not in record.getMessage()
 
@@ -273,7 +242,6 @@ def test_10000_character_tool_names_and_call_ids_in_messages_are_never_a_500(cli
 
 
 def test_a_body_without_a_content_type_is_read_as_json(client, key):
-    response = client.generic(
-        "POST", "/api/v1/snapshots", json.dumps(snapshot()), content_type="", HTTP_AUTHORIZATION=f"Bearer {key}"
-    )
+    response = client.generic("POST", "/api/v1/snapshots", json.dumps(snapshot()), content_type="",
+                              HTTP_AUTHORIZATION=f"Bearer {key}")
     assert response.status_code == 201

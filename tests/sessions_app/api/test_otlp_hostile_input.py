@@ -78,30 +78,17 @@ def test_the_latest_span_time_is_stored_not_refused(client, key, request_proto):
         ("invoke_agent", "gen_ai.conversation.id", "conv\x00nul", "refused as snapshots"),
         ("invoke_agent", "pydantic_ai.all_messages", "{not json", "is not JSON"),
         ("invoke_agent", "pydantic_ai.all_messages", '[{"role": "assistant", "parts": [{"type": "x"}]}]', "cannot"),
-        (
-            "invoke_agent",
-            "pydantic_ai.all_messages",
-            '[{"role": "assistant", "parts": [], "finish_reason": "?"}]',
-            "not valid",
-        ),
+        ("invoke_agent", "pydantic_ai.all_messages", '[{"role": "assistant", "parts": [], "finish_reason": "?"}]',
+         "not valid"),
         ("execute_tool", "gen_ai.tool.call.id", "x" * 300, "tool-effect records"),
-        (
-            "invoke_agent",
-            "pydantic_ai.all_messages",
-            '[{"parts": "x"}, {"role": "assistant", "parts": 7, "finish_reason": 5}]',
-            "not valid",
-        ),
-        (
-            "invoke_agent",
-            "pydantic_ai.all_messages",
-            '[{"role": "user", "parts": [{"type": "blob", "content": "not base64!"}]}]',
-            "not base64",
-        ),
+        ("invoke_agent", "pydantic_ai.all_messages", '[{"parts": "x"}, {"role": "assistant", "parts": 7, '
+         '"finish_reason": 5}]', "not valid"),
+        ("invoke_agent", "pydantic_ai.all_messages",
+         '[{"role": "user", "parts": [{"type": "blob", "content": "not base64!"}]}]', "not base64"),
     ],
 )
-def test_hostile_spans_are_counted_as_rejected_naming_the_problem(
-    client, key, request_proto, span, attribute, value, reason
-):
+def test_hostile_spans_are_counted_as_rejected_naming_the_problem(client, key, request_proto, span, attribute,
+                                                                   value, reason):
     set_attribute(request_proto, span, attribute, value)
     response = post(client, key, request_proto.SerializeToString())
     assert response.status_code == 200, response.content

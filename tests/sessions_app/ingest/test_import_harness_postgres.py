@@ -139,11 +139,7 @@ def test_a_missing_store_is_named_and_creates_nothing(tenant, table):
 def test_an_unreachable_server_is_a_clear_error(tenant):
     with pytest.raises(CommandError, match="cannot connect"):
         call_command(
-            "import_sessions",
-            "--tenant",
-            "acme",
-            "--harness-postgres",
-            "postgres://nobody@127.0.0.1:1/none",
+            "import_sessions", "--tenant", "acme", "--harness-postgres", "postgres://nobody@127.0.0.1:1/none",
             stdout=StringIO(),
         )
 
@@ -167,18 +163,8 @@ def test_under_follow_a_failed_read_is_reported_and_the_next_one_tries_again(ten
     )
     out, err = StringIO(), StringIO()
     call_command(
-        "import_sessions",
-        "--tenant",
-        "acme",
-        "--harness-postgres",
-        HARNESS_URL,
-        "--table",
-        table,
-        "--follow",
-        "--max-polls",
-        "2",
-        stdout=out,
-        stderr=err,
+        "import_sessions", "--tenant", "acme", "--harness-postgres", HARNESS_URL, "--table", table,
+        "--follow", "--max-polls", "2", stdout=out, stderr=err,
     )
     assert "trying again" in err.getvalue() and "missing tables" in err.getvalue()  # nothing there yet
     assert "1 run(s) with new snapshots" in out.getvalue()

@@ -74,13 +74,8 @@ def test_a_json_message_list_becomes_one_snapshot(tenant, tmp_path):
 def test_a_jsonl_file_of_api_objects_imports_each_line(tenant, tmp_path):
     messages = weather_messages()
     lines = [
-        {
-            "conversation_id": "c-1",
-            "run_id": f"r-{i}",
-            "agent": "w",
-            "state": "complete",
-            "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
-        }
+        {"conversation_id": "c-1", "run_id": f"r-{i}", "agent": "w", "state": "complete",
+         "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json")}
         for i in range(3)
     ]
     path = tmp_path / "batch.jsonl"
@@ -94,12 +89,8 @@ def bad_files(tmp_path, harness_db_path):
     invalid_json = tmp_path / "broken.json"
     invalid_json.write_text('{"conversation_id": ')
     invalid_message = tmp_path / "invalid.jsonl"
-    good = {
-        "conversation_id": "c",
-        "run_id": "r",
-        "state": "complete",
-        "messages": ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json"),
-    }
+    good = {"conversation_id": "c", "run_id": "r", "state": "complete",
+            "messages": ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")}
     bad = json.loads(json.dumps(good))
     bad["run_id"] = "r2"
     bad["messages"][0]["parts"][0]["part_kind"] = "no-such-part"

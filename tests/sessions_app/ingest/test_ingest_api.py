@@ -189,11 +189,8 @@ def test_a_threaded_run_is_ordered_by_its_own_start_not_by_what_it_inherited(cli
     assert post(client, server_key, payload(first, conversation_id="conv-t", run_id="z-first")).status_code == 201
     conversation = Conversation.objects.get(external_id="conv-t")
     assert conversation.message_count == len(second)
-    order = list(
-        TranscriptEntry.objects.filter(conversation=conversation)
-        .order_by("position")
-        .values_list("run__run_id", flat=True)
-    )
+    order = list(TranscriptEntry.objects.filter(conversation=conversation).order_by("position").values_list(
+        "run__run_id", flat=True))
     assert order == ["z-first"] * len(first) + ["a-second"] * (len(second) - len(first))
 
 
