@@ -1,4 +1,5 @@
-"""After a bulk load (`import_sessions`): fold what it wrote and refresh the planner's statistics.
+"""After a bulk load (`import_sessions`): fold what it wrote and refresh the planner's statistics; and on a live
+server, after the fold worker folds a tenant, the statistics of what changed since they were last refreshed.
 
 A load leaves its documents in the tail, which every search scores directly; folding them before the command
 returns means the first search after an import already reads blocks. PostgreSQL's autovacuum never analyses a
@@ -47,6 +48,34 @@ def settle(tenant_id: int, new_messages: int, progress: Callable[[int], None] | 
             for table in _stale(cursor, tenant_id, new_messages):
                 cursor.execute(f'ANALYZE "{table}"')
     return folded
+
+
+def analyze_changed(tenant_id: int) -> list[str]:
+    """On a live server (the fold worker, after folding a tenant): ANALYZE the tenant's partitions that changed past
+    autovacuum's rule since they were last analysed, counted by PostgreSQL itself (`n_mod_since_analyze`, kept
+    whether autovacuum runs or not), so many small writes add up as one load does; returns what it analysed.
+    Nothing on Citus, whose shards are analysed by their workers' autovacuum."""
+    if connection.vendor != "postgresql":
+        return []
+    analysed = []
+    with connection.cursor() as cursor:
+        for table in (*LOADED_TABLES, TAIL):
+            cursor.execute(f'SELECT tableoid::regclass::text FROM "{table}" WHERE tenant_id = %s LIMIT 1', [tenant_id])  # noqa: S608 - constant tables, bound values
+            row = cursor.fetchone()
+            if row is None and table != TAIL:
+                continue
+            cursor.execute(
+                "SELECT c.oid::regclass::text, c.reltuples, s.n_mod_since_analyze FROM pg_class c"
+                " JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(%s)",
+                [row[0] if row is not None else table],
+            )
+            part = cursor.fetchone()
+            if part is not None and part[2] > 50 + 0.1 * max(part[1], 0):
+                # The tail is written and emptied again and again: its dead rows go too, where no transaction holds.
+                vacuum = table == TAIL and not connection.in_atomic_block
+                cursor.execute(f'{"VACUUM ANALYZE" if vacuum else "ANALYZE"} "{part[0]}"')
+                analysed.append(part[0])
+    return analysed
 
 
 def _stale(cursor: CursorWrapper, tenant_id: int, new_rows: int) -> list[str]:

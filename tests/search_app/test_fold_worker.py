@@ -15,6 +15,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from search_app import blocks, fold_worker, folding
 from search_app.models import PostingBlock, SearchDocument, UnfoldedDocument
+from sessions_app.tenancy.api_keys import create_api_key
 from tests.agents import weather_messages
 from tests.citus_mode import CITUS_TESTS
 from tests.search_app.factories import make_conversation_with
@@ -57,6 +58,38 @@ def test_an_import_leaves_the_planner_statistics_of_what_it_loaded(tenant, tmp_p
         (partition,) = cursor.fetchone()
         cursor.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", [partition])
         assert cursor.fetchone() == (documents,)  # the tenant's partition counted as it is now
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'search_app_unfoldeddocument'::regclass")
+        assert cursor.fetchone() == (0,)  # the tail counted empty, as the fold left it
+
+
+def _counted(cursor, table: str, tenant_id: int) -> float:
+    """What the planner's statistics count of the tenant's partition of `table`."""
+    cursor.execute(f"SELECT tableoid::regclass::text FROM {table} WHERE tenant_id = %s LIMIT 1", [tenant_id])
+    (partition,) = cursor.fetchone()
+    cursor.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", [partition])
+    return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the planner's statistics are PostgreSQL's")
+@pytest.mark.skipif(CITUS_TESTS, reason="on Citus the shards' statistics are the workers'")
+@pytest.mark.django_db(transaction=True)
+def test_what_the_api_writes_on_a_live_server_gets_statistics_from_the_fold_worker(client, tenant, settings):
+    settings.SESSIONDESK_SEARCH_FOLD_INLINE = False  # as `manage.py serve` runs: the fold worker folds
+    key = create_api_key(tenant, "server")[1]
+    history = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
+    for i in range(20):
+        body = {"conversation_id": f"c-{i}", "run_id": f"r-{i}", "state": "complete", "messages": history}
+        response = client.post(
+            "/api/v1/snapshots", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        assert response.status_code == 201, response.content
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")  # the writes counted now, not within the second
+    assert fold_worker.run_pass().tenants == 1
+    assert not UnfoldedDocument.objects.exists()
+    documents = SearchDocument.objects.filter(tenant=tenant).count()
+    with connection.cursor() as cursor:
+        assert _counted(cursor, "search_app_searchdocument", tenant.id) == documents
         cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'search_app_unfoldeddocument'::regclass")
         assert cursor.fetchone() == (0,)  # the tail counted empty, as the fold left it
 
