@@ -278,9 +278,10 @@ class ReadHistories:
     text of the run before it, then its own messages: when a run's text begins with the kept text (compared byte
     for byte, less its closing bracket), only the rest is decoded and read, and the kept messages come first. What
     is kept is a function of the text alone, so two tenants' conversations of one id read as they would afresh.
-    A bounded LRU per process, by messages held; pure (no Django)."""
+    A bounded LRU per process, by the characters of text held (the decoded messages take about three times as much
+    memory again); pure (no Django)."""
 
-    def __init__(self, limit: int = 20_000) -> None:
+    def __init__(self, limit: int = 16_000_000) -> None:
         self.limit = limit
         self._kept: OrderedDict[str, _Read] = OrderedDict()
         self._held = 0
@@ -314,11 +315,11 @@ class ReadHistories:
     def _keep(self, conversation: str, read: _Read) -> None:
         with self._lock:
             old = self._kept.pop(conversation, None)
-            self._held += len(read.messages) - (len(old.messages) if old is not None else 0)
+            self._held += len(read.text) - (len(old.text) if old is not None else 0)
             self._kept[conversation] = read
             while self._held > self.limit and self._kept:
                 _, dropped = self._kept.popitem(last=False)
-                self._held -= len(dropped.messages)
+                self._held -= len(dropped.text)
 
     def clear(self) -> None:
         with self._lock:

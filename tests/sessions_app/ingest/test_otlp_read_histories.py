@@ -92,10 +92,10 @@ def test_a_bad_addition_is_named_as_reading_the_whole_text_names_it():
     assert _read_history(texts[1][:-1] + ',{"role": "user", "parts": [{"type": "text"}]}]')[0] == NO_CONTENT
 
 
-def test_what_is_kept_is_bounded_by_messages():
-    histories = ReadHistories(limit=30)
-    texts = run_texts(5)  # 20 messages at the last run
-    histories.read("a", texts[-1])
-    histories.read("b", texts[-1])
-    assert histories._held <= 30
+def test_what_is_kept_is_bounded_by_the_text_it_holds():
+    text = run_texts(5)[-1]
+    histories = ReadHistories(limit=len(text) * 3 // 2)
+    histories.read("a", text)
+    histories.read("b", text)
+    assert histories._held <= histories.limit
     assert list(histories._kept) == ["b"]
