@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
 from sessions_app.audit.inputs import UnknownRun
+from sessions_app.audit.summaries import summary_of
 from sessions_app.models import (
     ApiKey,
     AuditEvent,
@@ -108,16 +109,30 @@ def build_contexts(
     `histories` holds latest snapshots the caller already has in memory (ingestion just validated them);
     only the others are read.
     """
+    inputs = _audit_inputs(tenant, runs, now, histories)
+    return {pk: (ctx, history.messages) for pk, (ctx, history, _) in inputs.items()}
+
+
+def _audit_inputs(
+    tenant: Tenant, runs: Sequence[Run], now: datetime, histories: dict[int, History] | None = None
+) -> dict[int, tuple[gates.AuditContext, History, gates.HistorySummary]]:
+    """`build_contexts`, with each run's history and its summary (`gates.summarize`, extended from the summary
+    kept for the conversation's last audited history when this one begins with it)."""
     histories = dict(histories or {})
     missing = [run for run in runs if run.pk not in histories]
     if missing:
         histories.update(_latest_histories(tenant, missing))
     run_pks = [run.pk for run in runs]
     empty = History((), [])
-    history_ids = {
-        run.pk: {m.conversation_id for m in histories.get(run.pk, empty).messages if m.conversation_id}
+    summaries = {
+        run.pk: summary_of(
+            (tenant.pk, run.conversation_id),
+            histories.get(run.pk, empty).stored,
+            histories.get(run.pk, empty).messages,
+        )
         for run in runs
     }
+    history_ids = {run.pk: set(summaries[run.pk].conversation_ids) for run in runs}
     all_history_ids = set().union(*history_ids.values()) if history_ids else set()
     conversation_ids = {run.pk: run.conversation.external_id for run in runs}
 
@@ -222,7 +237,7 @@ def build_contexts(
             idle_since=(run.last_snapshot_at or run.started_at) if run.state == RunState.RUNNING else None,
             stuck_after=timedelta(hours=tenant.stuck_after_hours),
         )
-        contexts[run.pk] = (ctx, history.messages)
+        contexts[run.pk] = (ctx, history, summaries[run.pk])
     return contexts
 
 
@@ -293,8 +308,8 @@ def audit_runs(
     if not runs:
         return []
     with transaction.atomic(savepoint=False):  # as update_transcript: no savepoint inside ingestion's transaction
-        contexts = build_contexts(tenant, runs, now, histories)
-        results = {run.pk: gates.run_gates(*contexts[run.pk]) for run in runs}
+        contexts = _audit_inputs(tenant, runs, now, histories)
+        results = {run.pk: gates.run_gates_on_summary(contexts[run.pk][0], contexts[run.pk][2]) for run in runs}
         existing = {v.run_id: v for v in scoped(RunVerdict, tenant).filter(run__in=[run.pk for run in runs])}
         changed, created = [], []
         for run in runs:
