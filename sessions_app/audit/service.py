@@ -37,6 +37,7 @@ from sessions_app.models import (
     ToolEffect,
     Wait,
 )
+from sessions_app.tenancy.bulk_update import update_rows
 from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
@@ -134,7 +135,15 @@ def _audit_inputs(
     }
     history_ids = {run.pk: set(summaries[run.pk].conversation_ids) for run in runs}
     all_history_ids = set().union(*history_ids.values()) if history_ids else set()
-    conversation_ids = {run.pk: run.conversation.external_id for run in runs}
+    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
+    conversation_rows = list(
+        scoped(Conversation, tenant)
+        .filter(pk__in={run.conversation_id for run in runs})
+        .values_list("pk", "owner_principal_hash", "external_id")
+    )
+    owners = {pk: owner for pk, owner, _ in conversation_rows}
+    external_ids = {pk: external_id for pk, _, external_id in conversation_rows}
+    conversation_ids = {run.pk: external_ids[run.conversation_id] for run in runs}
 
     snapshot_facts = scoped(Snapshot, tenant).filter(run__in=run_pks)
     sources = _group(snapshot_facts.values_list("run_id", "source"))
@@ -172,12 +181,6 @@ def _audit_inputs(
         for run in runs
         if run.pk in pending
     }
-    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
-    owners = dict(
-        scoped(Conversation, tenant)
-        .filter(pk__in={run.conversation_id for run in runs})
-        .values_list("pk", "owner_principal_hash")
-    )
     owned = set(
         scoped(Conversation, tenant).filter(external_id__in=all_history_ids).values_list("external_id", flat=True)
     )
@@ -246,10 +249,16 @@ def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list[Mod
     return build_contexts(run.tenant, [run], now)[run.pk]
 
 
-def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.Finding]]], now: datetime) -> int:
-    """One audit event per finding, the first time it appears for its run; returns how many were new."""
-    by_run = {run.run_id: (run, {finding.key: finding for finding in findings}) for run, findings in found}
-    keys = {key for _, by_key in by_run.values() for key in by_key}
+def _record_findings(
+    tenant: Tenant, found: Sequence[tuple[Run, str, Iterable[gates.Finding]]], now: datetime
+) -> int:
+    """One audit event per finding, the first time it appears for its run (with its conversation's external id);
+    returns how many were new."""
+    by_run = {
+        run.run_id: (run, conversation_id, {finding.key: finding for finding in findings})
+        for run, conversation_id, findings in found
+    }
+    keys = {key for _, _, by_key in by_run.values() for key in by_key}
     if not keys:
         return 0
     known = set(
@@ -261,13 +270,13 @@ def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.F
         AuditEvent(
             tenant=tenant,
             event_class=finding.event_class,
-            conversation_id=finding.conversation_id or run.conversation.external_id,
+            conversation_id=finding.conversation_id or conversation_id,
             run_id=run.run_id,
             tool_call_hash=finding.tool_call_hash,
             observed_at=now,
             finding_key=key,
         )
-        for run, by_key in by_run.values()
+        for run, conversation_id, by_key in by_run.values()
         for key, finding in by_key.items()
         if (run.run_id, key) not in known
     ]
@@ -329,10 +338,10 @@ def audit_runs(
                     setattr(row, field_name, value)
                 changed.append(row)
         RunVerdict.objects.bulk_create(created, batch_size=500)
-        RunVerdict.objects.filter(tenant=tenant).bulk_update(
-            changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"], batch_size=500
+        update_rows(RunVerdict, tenant.pk, changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"])
+        _record_findings(
+            tenant, [(run, contexts[run.pk][0].conversation_id, results[run.pk].findings) for run in runs], now
         )
-        _record_findings(tenant, [(run, results[run.pk].findings) for run in runs], now)
         list_columns.note_verdicts(tenant, {run.conversation_id for run in runs})
     return [
         AuditReport(
