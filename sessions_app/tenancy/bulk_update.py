@@ -6,10 +6,10 @@ one array per field and the update joins them by primary key; elsewhere (SQLite,
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from django.db import connection
-from django.db.models import Field, JSONField, Model
+from django.db.models import F, Field, JSONField, Model
 
 from sessions_app.tenancy.citus import has_citus
 
@@ -62,3 +62,33 @@ def update_rows[M: Model](model: type[M], tenant_id: int, objs: Sequence[M], fie
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [[obj.pk for obj in objs], *arrays, tenant_id])
+
+
+def increment_rows[M: Model](
+    model: type[M], tenant_id: int, deltas: Mapping[int, Mapping[str, int]], columns: Sequence[str]
+) -> None:
+    """Add `deltas` (by primary key: column: amount) to integer `columns` of rows of tenant `tenant_id`: on
+    PostgreSQL one statement for all the rows, elsewhere an update per row (as `F(column) + amount`)."""
+    changed = {pk: delta for pk, delta in deltas.items() if any(delta.get(column) for column in columns)}
+    if not changed:
+        return
+    if not _plain_postgres():
+        for pk, delta in changed.items():
+            change = {column: F(column) + amount for column, amount in delta.items() if amount}
+            model._default_manager.filter(tenant_id=tenant_id, pk=pk).update(**change)
+        return
+    meta = model._meta
+    names = [field.column for field in (meta.get_field(column) for column in columns) if isinstance(field, Field)]
+    if len(names) != len(columns):
+        raise TypeError(f"{columns} are not all concrete fields of {meta.label}")
+    assignments = ", ".join(f'"{name}" = t."{name}" + v.c{index}' for index, name in enumerate(names))
+    unnested = ", ".join("%s::bigint[]" for _ in names)
+    aliases = ", ".join(f"c{index}" for index in range(len(names)))
+    sql = (
+        f'UPDATE "{meta.db_table}" AS t SET {assignments} '  # noqa: S608 - the model's own table and columns, bound values
+        f"FROM unnest(%s::bigint[], {unnested}) AS v(id, {aliases}) "
+        f'WHERE t."tenant_id" = %s AND t."{meta.pk.column}" = v.id'
+    )
+    pks = list(changed)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pks, *[[changed[pk].get(column, 0) for pk in pks] for column in columns], tenant_id])

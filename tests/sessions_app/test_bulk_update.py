@@ -1,6 +1,6 @@
 """`update_rows` saves the fields of many rows of one tenant as `bulk_update` does (on PostgreSQL in one statement
 joining arrays, elsewhere through `bulk_update`): text, choices, times and nulls, integers and JSON, only the
-tenant's rows, only the fields named."""
+tenant's rows, only the fields named. `increment_rows` adds each row its own amounts, likewise."""
 
 from datetime import UTC, datetime
 
@@ -10,7 +10,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from sessions_app.ingest.payloads import parse_snapshot
 from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Run, RunState, RunVerdict
-from sessions_app.tenancy.bulk_update import update_rows
+from sessions_app.tenancy.bulk_update import increment_rows, update_rows
 from tests.agents import weather_messages
 from tests.factories import make_tenant
 
@@ -61,3 +61,23 @@ def test_update_rows_saves_json_and_nulls():
         (findings[0], 7, None),
         (findings[1], 7, None),
     ]
+
+
+def test_increment_rows_adds_to_each_row_its_own_amounts():
+    tenant, other = make_tenant(), make_tenant()
+    runs, others = _runs(tenant, 3), _runs(other, 1)
+    before = {r.pk: (r.turn_count, r.input_tokens) for r in Run.objects.filter(tenant=tenant)}
+    deltas = {
+        runs[0].pk: {"turn_count": 2, "input_tokens": -5},
+        runs[1].pk: {"turn_count": 0, "input_tokens": 0},  # nothing to add: not written
+        runs[2].pk: {"input_tokens": 10**10},
+        others[0].pk: {"turn_count": 100},  # another tenant's row: untouched
+    }
+    increment_rows(Run, tenant.pk, deltas, ["turn_count", "input_tokens"])
+    after = {r.pk: (r.turn_count, r.input_tokens) for r in Run.objects.filter(tenant=tenant)}
+    assert after == {
+        runs[0].pk: (before[runs[0].pk][0] + 2, before[runs[0].pk][1] - 5),
+        runs[1].pk: before[runs[1].pk],
+        runs[2].pk: (before[runs[2].pk][0], before[runs[2].pk][1] + 10**10),
+    }
+    assert Run.objects.get(pk=others[0].pk).turn_count == others[0].turn_count
