@@ -16,8 +16,7 @@ from sessions_app.tenancy.citus import has_citus
 _PLAIN_POSTGRES: dict[str, bool] = {}  # by database alias: PostgreSQL without Citus
 
 
-def plain_postgres() -> bool:
-    """PostgreSQL without Citus (whose distributed tables the array statements are not written for)."""
+def _plain_postgres() -> bool:
     if connection.vendor != "postgresql":
         return False
     alias = connection.alias
@@ -30,7 +29,7 @@ def update_rows[M: Model](model: type[M], tenant_id: int, objs: Sequence[M], fie
     """Save `fields` of `objs` (rows of `model` of tenant `tenant_id`), as `bulk_update` would."""
     if not objs:
         return
-    if not plain_postgres():
+    if not _plain_postgres():
         model._default_manager.filter(tenant_id=tenant_id).bulk_update(objs, list(fields), batch_size=500)
         return
     meta = model._meta
@@ -73,7 +72,7 @@ def increment_rows[M: Model](
     changed = {pk: delta for pk, delta in deltas.items() if any(delta.get(column) for column in columns)}
     if not changed:
         return
-    if not plain_postgres():
+    if not _plain_postgres():
         for pk, delta in changed.items():
             change = {column: F(column) + amount for column, amount in delta.items() if amount}
             model._default_manager.filter(tenant_id=tenant_id, pk=pk).update(**change)
