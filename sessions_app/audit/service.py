@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit import gates
 from sessions_app.audit.inputs import UnknownRun
+from sessions_app.audit.summaries import summary_of
 from sessions_app.models import (
     ApiKey,
     AuditEvent,
@@ -36,6 +37,7 @@ from sessions_app.models import (
     ToolEffect,
     Wait,
 )
+from sessions_app.tenancy.bulk_update import update_rows
 from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
 from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
@@ -108,18 +110,40 @@ def build_contexts(
     `histories` holds latest snapshots the caller already has in memory (ingestion just validated them);
     only the others are read.
     """
+    inputs = _audit_inputs(tenant, runs, now, histories)
+    return {pk: (ctx, history.messages) for pk, (ctx, history, _) in inputs.items()}
+
+
+def _audit_inputs(
+    tenant: Tenant, runs: Sequence[Run], now: datetime, histories: dict[int, History] | None = None
+) -> dict[int, tuple[gates.AuditContext, History, gates.HistorySummary]]:
+    """`build_contexts`, with each run's history and its summary (`gates.summarize`, extended from the summary
+    kept for the conversation's last audited history when this one begins with it)."""
     histories = dict(histories or {})
     missing = [run for run in runs if run.pk not in histories]
     if missing:
         histories.update(_latest_histories(tenant, missing))
     run_pks = [run.pk for run in runs]
     empty = History((), [])
-    history_ids = {
-        run.pk: {m.conversation_id for m in histories.get(run.pk, empty).messages if m.conversation_id}
+    summaries = {
+        run.pk: summary_of(
+            (tenant.pk, run.conversation_id),
+            histories.get(run.pk, empty).stored,
+            histories.get(run.pk, empty).messages,
+        )
         for run in runs
     }
+    history_ids = {run.pk: set(summaries[run.pk].conversation_ids) for run in runs}
     all_history_ids = set().union(*history_ids.values()) if history_ids else set()
-    conversation_ids = {run.pk: run.conversation.external_id for run in runs}
+    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
+    conversation_rows = list(
+        scoped(Conversation, tenant)
+        .filter(pk__in={run.conversation_id for run in runs})
+        .values_list("pk", "owner_principal_hash", "external_id")
+    )
+    owners = {pk: owner for pk, owner, _ in conversation_rows}
+    external_ids = {pk: external_id for pk, _, external_id in conversation_rows}
+    conversation_ids = {run.pk: external_ids[run.conversation_id] for run in runs}
 
     snapshot_facts = scoped(Snapshot, tenant).filter(run__in=run_pks)
     sources = _group(snapshot_facts.values_list("run_id", "source"))
@@ -157,12 +181,6 @@ def build_contexts(
         for run in runs
         if run.pk in pending
     }
-    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
-    owners = dict(
-        scoped(Conversation, tenant)
-        .filter(pk__in={run.conversation_id for run in runs})
-        .values_list("pk", "owner_principal_hash")
-    )
     owned = set(
         scoped(Conversation, tenant).filter(external_id__in=all_history_ids).values_list("external_id", flat=True)
     )
@@ -222,7 +240,7 @@ def build_contexts(
             idle_since=(run.last_snapshot_at or run.started_at) if run.state == RunState.RUNNING else None,
             stuck_after=timedelta(hours=tenant.stuck_after_hours),
         )
-        contexts[run.pk] = (ctx, history.messages)
+        contexts[run.pk] = (ctx, history, summaries[run.pk])
     return contexts
 
 
@@ -231,10 +249,16 @@ def build_context(run: Run, now: datetime) -> tuple[gates.AuditContext, list[Mod
     return build_contexts(run.tenant, [run], now)[run.pk]
 
 
-def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.Finding]]], now: datetime) -> int:
-    """One audit event per finding, the first time it appears for its run; returns how many were new."""
-    by_run = {run.run_id: (run, {finding.key: finding for finding in findings}) for run, findings in found}
-    keys = {key for _, by_key in by_run.values() for key in by_key}
+def _record_findings(
+    tenant: Tenant, found: Sequence[tuple[Run, str, Iterable[gates.Finding]]], now: datetime
+) -> int:
+    """One audit event per finding, the first time it appears for its run (with its conversation's external id);
+    returns how many were new."""
+    by_run = {
+        run.run_id: (run, conversation_id, {finding.key: finding for finding in findings})
+        for run, conversation_id, findings in found
+    }
+    keys = {key for _, _, by_key in by_run.values() for key in by_key}
     if not keys:
         return 0
     known = set(
@@ -246,13 +270,13 @@ def _record_findings(tenant: Tenant, found: Sequence[tuple[Run, Iterable[gates.F
         AuditEvent(
             tenant=tenant,
             event_class=finding.event_class,
-            conversation_id=finding.conversation_id or run.conversation.external_id,
+            conversation_id=finding.conversation_id or conversation_id,
             run_id=run.run_id,
             tool_call_hash=finding.tool_call_hash,
             observed_at=now,
             finding_key=key,
         )
-        for run, by_key in by_run.values()
+        for run, conversation_id, by_key in by_run.values()
         for key, finding in by_key.items()
         if (run.run_id, key) not in known
     ]
@@ -293,8 +317,8 @@ def audit_runs(
     if not runs:
         return []
     with transaction.atomic(savepoint=False):  # as update_transcript: no savepoint inside ingestion's transaction
-        contexts = build_contexts(tenant, runs, now, histories)
-        results = {run.pk: gates.run_gates(*contexts[run.pk]) for run in runs}
+        contexts = _audit_inputs(tenant, runs, now, histories)
+        results = {run.pk: gates.run_gates_on_summary(contexts[run.pk][0], contexts[run.pk][2]) for run in runs}
         existing = {v.run_id: v for v in scoped(RunVerdict, tenant).filter(run__in=[run.pk for run in runs])}
         changed, created = [], []
         for run in runs:
@@ -314,10 +338,10 @@ def audit_runs(
                     setattr(row, field_name, value)
                 changed.append(row)
         RunVerdict.objects.bulk_create(created, batch_size=500)
-        RunVerdict.objects.filter(tenant=tenant).bulk_update(
-            changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"], batch_size=500
+        update_rows(RunVerdict, tenant.pk, changed, ["verdict", "findings", "repair_count", "updated_at", "recheck_at"])
+        _record_findings(
+            tenant, [(run, contexts[run.pk][0].conversation_id, results[run.pk].findings) for run in runs], now
         )
-        _record_findings(tenant, [(run, results[run.pk].findings) for run in runs], now)
         list_columns.note_verdicts(tenant, {run.conversation_id for run in runs})
     return [
         AuditReport(

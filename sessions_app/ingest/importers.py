@@ -7,6 +7,7 @@ decoder (UTF-8, bounded depth, no NUL or lone surrogates).
 """
 
 import asyncio
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -22,6 +23,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from input_errors import RejectedInput
 from model_messages.serialization import messages_conversation_id
 from sessions_app.core.api_input import decode_json, find_unsafe_string
+from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.payloads import (
     IngestError,
     SnapshotPayload,
@@ -31,6 +33,7 @@ from sessions_app.ingest.payloads import (
 )
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 HARNESS_TABLES = {"runs", "snapshots"}
 
 
@@ -163,12 +166,38 @@ def _read_harness_copy(copy: Path, path: Path) -> Iterator[ImportBatch]:
 
 
 def checked_strings(snapshots: list[SnapshotPayload], where: str) -> list[SnapshotPayload]:
-    """`snapshots`, or an IngestError naming the first string no store can hold (a NUL, a lone surrogate)."""
+    """`snapshots`, or an IngestError naming the first string no store can hold (a NUL, a lone surrogate).
+
+    A harness store keeps each step's whole history, so a run's snapshots repeat their messages, each copy validated
+    on its own. Every copy is replaced by the one message object kept for its bytes (`MEMO`): ingestion then dumps
+    and hashes each distinct message once (it finds the object's bytes and hashes in the memo), recovery's hash
+    memo hits on identity, and the strings are checked once per distinct message, on its JSON text (NUL escaped as
+    \\u0000, a lone surrogate kept as it is); a message whose text shows either is walked to name the path.
+    """
+    checked: dict[str, bool] = {}
+    canonical = []
     for snapshot in snapshots:
-        unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
-        if unsafe:
-            raise IngestError(f"{where}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
-    return snapshots
+        messages = []
+        for message in snapshot.messages:
+            try:
+                known = MEMO.keep(message)
+            except ValueError:  # a lone surrogate does not encode: walked below
+                known = None
+            plain = None if known is None else checked.get(known.sha256)
+            if plain is None and known is not None:
+                plain = checked[known.sha256] = _plain_text(known.dumped)
+            if not plain:
+                unsafe = find_unsafe_string(ModelMessagesTypeAdapter.dump_python(snapshot.messages, mode="json"))
+                if unsafe:
+                    raise IngestError(f"{where}: run {snapshot.run_id!r}, messages{unsafe[0]} {unsafe[1]}.")
+            messages.append(known.message if known is not None else message)
+        canonical.append(replace(snapshot, messages=messages))
+    return canonical
+
+
+def _plain_text(dumped: str) -> bool:
+    """JSON text holding no escaped NUL and no lone surrogate: no string in it that a store cannot hold."""
+    return "\\u0000" not in dumped and not _SURROGATE.search(dumped)
 
 
 async def harness_snapshots(store: Any, runs: Sequence[Any]) -> list[SnapshotPayload]:

@@ -45,6 +45,7 @@ from sessions_app.models import (
     ToolEffect,
 )
 from sessions_app.tenancy.api_keys import refuse_foreign_writes
+from sessions_app.tenancy.bulk_update import update_rows
 from sessions_app.tenancy.scoping import runs_with_conversation, scoped
 from sessions_app.transcripts import fold_cache, list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
@@ -369,10 +370,11 @@ def _ingest(
         _store_runtime_spans(tenant, runtime_spans, runs)
         if tool_effects:
             stored.touched_runs.update({run.id: run for run in runs.values()})
-        Run.objects.filter(tenant=tenant).bulk_update(
+        update_rows(
+            Run,
+            tenant.pk,
             list(stored.touched_runs.values()),
             ["source", "agent_name", "state", "finished_at", *list_columns.RUN_COLUMNS],
-            batch_size=500,
         )
         _recover(tenant, stored)
         list_columns.note_runs(tenant, {run.conversation_id for run in stored.touched_runs.values()})
@@ -536,12 +538,13 @@ def _recover(tenant: Tenant, stored: _Stored) -> None:
         update_transcript(batch[0].run.conversation, batch, validated, prices)
 
 
-def _answers(stored: _Stored) -> list[Answer]:
-    """The tool results and retry prompts of the batch's new snapshots, by call: the answers a waiting run may
-    get, read from the messages just stored (never from the conversation's history)."""
-    answers = []
+def _answers(tenant: Tenant, stored: _Stored, conversations: set[int]) -> list[Answer]:
+    """The tool results and retry prompts of the batch's new snapshots that answer a call still waiting for a
+    decision in `conversations` (as `store_decisions` looks them up): the answers a waiting run may get, read from
+    the messages just stored (never from the conversation's history). Only those messages are parsed: a long
+    history carries many answers, and almost never a waiting call."""
+    found = []
     for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True):
-        run = snapshot.run
         for message, dumped in zip(item.payload.messages, item.dumped, strict=True):
             calls = {
                 str(call)
@@ -549,9 +552,28 @@ def _answers(stored: _Stored) -> list[Answer]:
                 if getattr(part, "part_kind", "") in ANSWER_KINDS and (call := getattr(part, "tool_call_id", None))
             }
             if calls:
-                data = json.loads(dumped)
-                timestamp = getattr(message, "timestamp", None)
-                answers += [Answer(call, run.pk, run.run_id, run.started_at, timestamp, data) for call in sorted(calls)]
+                found.append((snapshot.run, message, dumped, calls))
+    if not found:
+        return []
+    waiting = {
+        str(facts.get("tool_call_id"))
+        for facts in scoped(RuntimeSpan, tenant)
+        .filter(
+            run__tenant=tenant,
+            run__conversation_id__in=conversations,
+            kind=RuntimeSpan.Kind.APPROVAL_PENDING,
+            facts__tool_call_id__in=sorted({call for _, _, _, calls in found for call in calls}),
+        )
+        .exclude(facts__has_key="state")
+        .values_list("facts", flat=True)
+        if isinstance(facts, dict)
+    }
+    answers = []
+    for run, message, dumped, calls in found:
+        if calls & waiting:
+            data = json.loads(dumped)
+            timestamp = getattr(message, "timestamp", None)
+            answers += [Answer(call, run.pk, run.run_id, run.started_at, timestamp, data) for call in sorted(calls)]
     return answers
 
 
@@ -564,7 +586,7 @@ def _audit(tenant: Tenant, stored: _Stored, runtime_spans: Sequence[RuntimeSpanP
     conversations = {run.conversation_id for run in runs}
     # A continuation answers the approval an earlier run ended waiting on: the decision is stored once, from the
     # batch's new answers, and only the runs it decides are audited again.
-    decided = store_decisions(tenant, conversations, _answers(stored))
+    decided = store_decisions(tenant, conversations, _answers(tenant, stored, conversations))
     # A pending span that came in after its answer (an export sent late) looks its answer up once, on arrival.
     late = {span.run_id for span in runtime_spans if span.kind == RuntimeSpan.Kind.APPROVAL_PENDING}
     for run in scoped(Run, tenant).filter(run_id__in=late).select_related("tenant"):

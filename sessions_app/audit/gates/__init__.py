@@ -31,6 +31,7 @@ from sessions_app.audit.gates.conversation_scope import check_conversation_scope
 from sessions_app.audit.gates.outcome_receipt import check_outcome_receipt
 from sessions_app.audit.gates.prompt_continuity import check_prompt_continuity
 from sessions_app.audit.gates.round_trip import check_round_trip
+from sessions_app.audit.gates.summary import HistorySummary, summarize, summary_findings
 from sessions_app.audit.gates.tool_pairing import check_tool_pairing, merge_adjacent_requests
 from sessions_app.audit.vocabulary import Verdict, decide_verdict, verdict_rank
 
@@ -47,6 +48,7 @@ __all__ = [
     "Finding",
     "Gate",
     "GateReport",
+    "HistorySummary",
     "PromptContractFact",
     "ReceiptFact",
     "WaitFact",
@@ -60,7 +62,9 @@ __all__ = [
     "merge_adjacent_requests",
     "run_gates",
     "short_principal",
+    "run_gates_on_summary",
     "stored_form",
+    "summarize",
 ]
 
 Gate = Callable[[Sequence[ModelMessage], AuditContext], list[Finding]]
@@ -91,6 +95,15 @@ def run_gates(ctx: AuditContext, messages: Sequence[ModelMessage] | None = None)
     """
     if messages is None:
         messages = load_history(ctx.stored_messages)
-    findings = [finding for gate in GATE_FUNCTIONS for finding in gate(messages, ctx)]
+    return _report([finding for gate in GATE_FUNCTIONS for finding in gate(messages, ctx)])
+
+
+def run_gates_on_summary(ctx: AuditContext, summary: HistorySummary) -> GateReport:
+    """`run_gates` on the history `summary` summarizes (`summarize`): the same report, without reading the
+    history's messages again."""
+    return _report(summary_findings(summary, ctx))
+
+
+def _report(findings: list[Finding]) -> GateReport:
     findings.sort(key=lambda f: verdict_rank(f.code))
     return GateReport(verdict=decide_verdict(f.code for f in findings), findings=tuple(findings))

@@ -1,7 +1,8 @@
 """Gate 5, conversation scope: every message belongs to the run's conversation and principal. Pure."""
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from pydantic_ai.messages import ModelMessage
 
@@ -20,11 +21,19 @@ def _scope(key: str, detail: str, conversation_id: str = "") -> Finding:
     )
 
 
+def scope_ids(messages: Sequence[ModelMessage]) -> tuple[Counter[str], set[str]]:
+    """What gate 5 reads from a history: how many messages carry each conversation id, and the run ids."""
+    return Counter(m.conversation_id for m in messages if m.conversation_id), {m.run_id for m in messages if m.run_id}
+
+
 def check_conversation_scope(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 5: every message belongs to the run's conversation, in this tenant, and ids are not confused."""
+    return scope_findings(*scope_ids(messages), ctx)
+
+
+def scope_findings(ids: Mapping[str, int], message_run_ids: AbstractSet[str], ctx: AuditContext) -> list[Finding]:
+    """Gate 5 from the history's conversation ids (with their message counts) and run ids."""
     findings: list[Finding] = []
-    ids = Counter(m.conversation_id for m in messages if m.conversation_id)
-    message_run_ids = {m.run_id for m in messages if m.run_id}
     stray = sorted(set(ids) - {ctx.conversation_id} - ctx.merged_conversation_ids)
     if stray:
         listed = ", ".join(f"'{cid}' ({ids[cid]} message(s))" for cid in stray)

@@ -65,7 +65,11 @@ def check_outcome_receipt(messages: Sequence[ModelMessage], ctx: AuditContext) -
     its deadline the run is STUCK, unless outcome receipts prove every effect. A run still running with no
     snapshot for the tenant's limit (`ctx.stuck_after`) and no live wait is STUCK too.
     """
-    responded = any(isinstance(m, ModelResponse) for m in messages)
+    return outcome_findings(any(isinstance(m, ModelResponse) for m in messages), ctx)
+
+
+def outcome_findings(responded: bool, ctx: AuditContext) -> list[Finding]:
+    """Gate 6 from whether the history holds a model response."""
     open_waits = [w for w in ctx.waits if not w.resolved]
     live = [w for w in open_waits if w.deadline > ctx.now]
     gap = _unproven_effects(ctx)

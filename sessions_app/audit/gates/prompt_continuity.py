@@ -1,6 +1,7 @@
 """Gate 3, prompt continuity: the history carries the agent's prompt contract. Pure."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart
 
@@ -9,31 +10,49 @@ from sessions_app.audit.gates.context import PROMPT_CONTINUITY, AuditContext, Fi
 from sessions_app.audit.vocabulary import ContractKind, Verdict
 
 
-def _system_prompts(messages: Sequence[ModelMessage]) -> list[SystemPromptPart]:
-    return [
-        part
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, SystemPromptPart)
-    ]
+@dataclass(frozen=True)
+class PromptFacts:
+    """What gate 3 reads from a history: its system prompt parts (how many, their dynamic refs), whether any
+    request recorded instructions, the texts (system prompts and instructions) and every hash a contract may
+    name (each system prompt, each request's system prompts joined, each instructions text)."""
+
+    messages: int = 0
+    prompts: int = 0
+    has_instructions: bool = False
+    dynamic_refs: frozenset[str | None] = frozenset()
+    texts: frozenset[str] = frozenset()
+    hashes: frozenset[str] = frozenset()
 
 
-def _instructions(messages: Sequence[ModelMessage]) -> list[str]:
-    return [m.instructions for m in messages if isinstance(m, ModelRequest) and m.instructions]
-
-
-def _prompt_hashes(messages: Sequence[ModelMessage]) -> set[str]:
-    """Every hash a prompt contract may name: each system prompt, each request's system prompts together,
-    and each recorded instructions text."""
-    hashes = {prompt_sha256(part.content) for part in _system_prompts(messages)}
+def prompt_facts(messages: Sequence[ModelMessage], before: PromptFacts = PromptFacts()) -> PromptFacts:
+    """`before` (the facts of the history's prefix) extended by `messages`."""
+    prompts, has_instructions = before.prompts, before.has_instructions
+    refs: set[str | None] = set()
+    texts: set[str] = set()
+    joined_texts: set[str] = set()
     for message in messages:
-        if isinstance(message, ModelRequest):
-            joined = [part.content for part in message.parts if isinstance(part, SystemPromptPart)]
-            if joined:
-                hashes.add(prompt_sha256("\n\n".join(joined)))
-    hashes.update(prompt_sha256(text) for text in _instructions(messages))
-    return hashes
+        if not isinstance(message, ModelRequest):
+            continue
+        joined = [part.content for part in message.parts if isinstance(part, SystemPromptPart)]
+        for part in message.parts:
+            if isinstance(part, SystemPromptPart):
+                prompts += 1
+                refs.add(part.dynamic_ref)
+        texts.update(joined)
+        if joined:
+            joined_texts.add("\n\n".join(joined))
+        if message.instructions:
+            has_instructions = True
+            texts.add(message.instructions)
+    new_texts = texts - before.texts
+    return PromptFacts(
+        messages=before.messages + len(messages),
+        prompts=prompts,
+        has_instructions=has_instructions,
+        dynamic_refs=before.dynamic_refs | refs if refs - before.dynamic_refs else before.dynamic_refs,
+        texts=before.texts | new_texts if new_texts else before.texts,
+        hashes=before.hashes | {prompt_sha256(text) for text in new_texts | joined_texts},
+    )
 
 
 def _prompt_gap(ctx: AuditContext, reason: str, contract_key: str) -> Finding:
@@ -47,14 +66,18 @@ def _prompt_gap(ctx: AuditContext, reason: str, contract_key: str) -> Finding:
 
 def check_prompt_continuity(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 3: the history carries the agent's prompt contract (hash, label or dynamic instructions)."""
-    if not messages:
+    return prompt_findings(prompt_facts(messages), ctx)
+
+
+def prompt_findings(facts: PromptFacts, ctx: AuditContext) -> list[Finding]:
+    """Gate 3 from the history's `PromptFacts`."""
+    if not facts.messages:
         return []
     agent = f"agent '{ctx.agent_name}'" if ctx.agent_name else "this run's agent"
-    prompts = _system_prompts(messages)
-    instructions = _instructions(messages)
     contract = ctx.prompt_contract
+    carried = f"{facts.prompts} system prompt part(s)" if facts.prompts else "no system prompt"
     if contract is None:
-        if prompts or instructions:
+        if facts.prompts or facts.has_instructions:
             return []
         return [
             _prompt_gap(
@@ -68,7 +91,7 @@ def check_prompt_continuity(messages: Sequence[ModelMessage], ctx: AuditContext)
     if contract.kind == ContractKind.DYNAMIC:
         # The agent regenerates dynamic instructions on every run, so the history need not carry a system
         # prompt; what it must show is that the agent really ran on instructions.
-        if instructions:
+        if facts.has_instructions:
             return []
         reason = (
             f"{agent.capitalize()} is declared to run on dynamic instructions, "
@@ -76,21 +99,16 @@ def check_prompt_continuity(messages: Sequence[ModelMessage], ctx: AuditContext)
         )
         return [_prompt_gap(ctx, reason, contract_key)]
     if contract.kind == ContractKind.HASH:
-        if contract.value in _prompt_hashes(messages):
+        if contract.value in facts.hashes:
             return []
-        carried = f"{len(prompts)} system prompt part(s)" if prompts else "no system prompt"
         reason = (
             f"The history carries {carried} and none matches the prompt hash registered for {agent} "
             f"({contract.value[:12]}…)."
         )
         return [_prompt_gap(ctx, reason, contract_key)]
     if contract.kind == ContractKind.LABEL:
-        texts = [part.content for part in prompts] + instructions
-        if any(part.dynamic_ref == contract.value for part in prompts) or any(
-            contract.value in t for t in texts
-        ):
+        if contract.value in facts.dynamic_refs or any(contract.value in t for t in facts.texts):
             return []
-        carried = f"{len(prompts)} system prompt part(s)" if prompts else "no system prompt"
         reason = (
             f"The history carries {carried} and none carries the prompt label '{contract.value}' of {agent}."
         )

@@ -100,15 +100,22 @@ def _round_trip_problem(stored: Any) -> str | None:
     return f"re-serializes differently at {_first_difference(_without_nulls(stored), _without_nulls(again))}"
 
 
-def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
-    """Gate 1: dump with ModelMessagesTypeAdapter, validate back, normalize, hash; compare with the stored."""
-    shas = [hashlib.sha256(raw.encode()).hexdigest() for raw in ctx.stored_messages]
+def round_trip_problems(
+    stored_messages: Sequence[str], messages: Sequence[ModelMessage], start: int = 0
+) -> tuple[list[tuple[int, str, str]], int]:
+    """What gate 1 finds in `stored_messages` (loaded as `messages`): (index + `start`, sha256, problem) for each
+    stored message that does not survive the round trip, and how many messages the stored ones hold.
+
+    Each stored message's answer depends on its bytes alone, so a history's problems are its prefix's plus its
+    new messages' (`sessions_app.audit.gates.summary` keeps a prefix's).
+    """
+    shas = [hashlib.sha256(raw.encode()).hexdigest() for raw in stored_messages]
     known = [CLEAN.count(sha) for sha in shas]
     parsed: dict[int, Any] = {}
     problems: dict[int, str] = {}
     offsets: dict[int, int] = {}
     offset = 0
-    for index, raw in enumerate(ctx.stored_messages):
+    for index, raw in enumerate(stored_messages):
         offsets[index] = offset
         count = known[index]
         if count is not None:
@@ -145,12 +152,21 @@ def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> lis
     for index in readable:
         if index not in problems:
             CLEAN.keep(shas[index], len(parsed[index]))
+    return [(index + start, shas[index], problem) for index, problem in sorted(problems.items())], offset
+
+
+def round_trip_findings(problems: Sequence[tuple[int, str, str]]) -> list[Finding]:
     return [
         Finding(
             gate=ROUND_TRIP,
             code=Verdict.ROUND_TRIP_MISMATCH,
-            key=f"round_trip:{shas[index]}",
+            key=f"round_trip:{sha}",
             detail=f"Stored message {index} {problem}.",
         )
-        for index, problem in sorted(problems.items())
+        for index, sha, problem in problems
     ]
+
+
+def check_round_trip(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
+    """Gate 1: dump with ModelMessagesTypeAdapter, validate back, normalize, hash; compare with the stored."""
+    return round_trip_findings(round_trip_problems(ctx.stored_messages, messages)[0])

@@ -1,15 +1,13 @@
 """Gate 4, honest tool pairing: what pydantic-ai's own repair drops and synthesizes. Pure."""
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TypeGuard
 
 from pydantic_ai.messages import (
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
     ModelMessage,
     ModelRequest,
-    ModelRequestPart,
-    ModelResponsePart,
     RetryPromptPart,
     ToolReturnPart,
     repair_messages,
@@ -69,72 +67,112 @@ def merge_adjacent_requests(messages: Sequence[ModelMessage]) -> list[ModelMessa
     return merged
 
 
+@dataclass(frozen=True, slots=True)
+class PairingEvent:
+    """One thing pydantic-ai's repair does to a history: drop an orphan result, or close a call out
+    (`stored`: by a synthesized return an earlier repair stored in the history)."""
+
+    tool_call_id: str
+    tool_name: str
+    stored: bool = False
+
+
+def pairing_events(
+    messages: Sequence[ModelMessage],
+) -> tuple[tuple[PairingEvent, ...], tuple[PairingEvent, ...]]:
+    """The orphans pydantic-ai's own `repair_messages` drops (in message order) and the calls it closes out (in
+    the repaired history's order)."""
+    repaired = repair_messages(merge_adjacent_requests(messages))
+    # repair_messages keeps the part objects it does not drop, so identity tells kept from dropped.
+    kept = {id(part) for message in repaired for part in message.parts}
+    original = {id(part) for message in messages for part in message.parts}
+    orphans = tuple(
+        PairingEvent(part.tool_call_id, part.tool_name or "")
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if _is_tool_result(part) and id(part) not in kept
+    )
+    closed = tuple(
+        PairingEvent(part.tool_call_id, part.tool_name, id(part) in original)
+        for message in repaired
+        for part in message.parts
+        if _is_synthesized(part)
+    )
+    return orphans, closed
+
+
+def answered_calls(messages: Sequence[ModelMessage]) -> frozenset[str]:
+    """The calls the history really answers (a result or tool retry, not a synthesized return)."""
+    return frozenset(
+        part.tool_call_id
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if _is_tool_result(part) and not _is_synthesized(part)
+    )
+
+
 def check_tool_pairing(messages: Sequence[ModelMessage], ctx: AuditContext) -> list[Finding]:
     """Gate 4: run pydantic-ai's own `repair_messages` and report what it drops and what it synthesizes.
 
     A repair makes a provider accept the request; it proves neither that the tool finished nor that its side
     effect did not happen. Returns an earlier repair synthesized, already stored in the history, count too.
     """
+    orphans, closed = pairing_events(messages)
+    return pairing_findings(orphans, closed, answered_calls(messages), ctx)
+
+
+def pairing_findings(
+    orphans: Sequence[PairingEvent], closed: Sequence[PairingEvent], answered: frozenset[str], ctx: AuditContext
+) -> list[Finding]:
+    """Gate 4's findings from what the repair did (`pairing_events`) and the calls the history answers."""
     findings: list[Finding] = []
-    repaired = repair_messages(merge_adjacent_requests(messages))
-    # repair_messages keeps the part objects it does not drop, so identity tells kept from dropped.
-    kept = {id(part) for message in repaired for part in message.parts}
-    original = {id(part) for message in messages for part in message.parts}
     seen: set[str] = set()
-    part: ModelRequestPart | ModelResponsePart  # the two loops below share the name
-
-    for message in messages:
-        if not isinstance(message, ModelRequest):
+    for event in orphans:
+        call_hash = hash_tool_call_id(event.tool_call_id)
+        key = f"orphan:{call_hash}"
+        if key in seen:
             continue
-        for part in message.parts:
-            if _is_tool_result(part) and id(part) not in kept:
-                call_hash = hash_tool_call_id(part.tool_call_id)
-                key = f"orphan:{call_hash}"
-                if key in seen:
-                    continue
-                seen.add(key)
-                findings.append(
-                    Finding(
-                        gate=TOOL_PAIRING,
-                        code=Verdict.ORPHAN_RESULT_REMOVED,
-                        key=key,
-                        detail=(
-                            f"A result of tool '{part.tool_name}' answers a call that is not in the history; "
-                            "pydantic-ai drops it before the next request."
-                        ),
-                        tool_call_hash=call_hash,
-                        tool_name=part.tool_name or "",
-                    )
-                )
-
-    for message in repaired:
-        for part in message.parts:
-            if not _is_synthesized(part):
-                continue
-            call_hash = hash_tool_call_id(part.tool_call_id)
-            key = f"interrupted:{call_hash}"
-            if key in seen:
-                continue
-            seen.add(key)
-            if part.tool_call_id in ctx.pending_approvals and id(part) not in original:
-                findings.append(_awaiting_approval(part.tool_name, call_hash))
-                continue
-            how = (
-                "was closed out by an earlier repair stored in the history"
-                if id(part) in original
-                else "has no result; pydantic-ai synthesizes an 'interrupted' return for it"
+        seen.add(key)
+        findings.append(
+            Finding(
+                gate=TOOL_PAIRING,
+                code=Verdict.ORPHAN_RESULT_REMOVED,
+                key=key,
+                detail=(
+                    f"A result of tool '{event.tool_name}' answers a call that is not in the history; "
+                    "pydantic-ai drops it before the next request."
+                ),
+                tool_call_hash=call_hash,
+                tool_name=event.tool_name,
             )
-            findings.append(
-                Finding(
-                    gate=TOOL_PAIRING,
-                    code=Verdict.INTERRUPTED_TOOL,
-                    key=key,
-                    detail=f"A call of tool '{part.tool_name}' {how}. {_ledger_says(ctx, part.tool_call_id)}",
-                    tool_call_hash=call_hash,
-                    tool_name=part.tool_name,
-                )
+        )
+    for event in closed:
+        call_hash = hash_tool_call_id(event.tool_call_id)
+        key = f"interrupted:{call_hash}"
+        if key in seen:
+            continue
+        seen.add(key)
+        if event.tool_call_id in ctx.pending_approvals and not event.stored:
+            findings.append(_awaiting_approval(event.tool_name, call_hash))
+            continue
+        how = (
+            "was closed out by an earlier repair stored in the history"
+            if event.stored
+            else "has no result; pydantic-ai synthesizes an 'interrupted' return for it"
+        )
+        findings.append(
+            Finding(
+                gate=TOOL_PAIRING,
+                code=Verdict.INTERRUPTED_TOOL,
+                key=key,
+                detail=f"A call of tool '{event.tool_name}' {how}. {_ledger_says(ctx, event.tool_call_id)}",
+                tool_call_hash=call_hash,
+                tool_name=event.tool_name,
             )
-    findings.extend(_unknown_outcomes(messages, ctx, seen))
+        )
+    findings.extend(_unknown_outcomes(answered, ctx, seen))
     return findings
 
 
@@ -153,16 +191,9 @@ def _awaiting_approval(tool_name: str, call_hash: str) -> Finding:
     )
 
 
-def _unknown_outcomes(messages: Sequence[ModelMessage], ctx: AuditContext, seen: set[str]) -> list[Finding]:
+def _unknown_outcomes(answered: frozenset[str], ctx: AuditContext, seen: set[str]) -> list[Finding]:
     """Calls the ledger saw start and never end after the run stopped, that the history neither answers nor
     already reports as interrupted: the process died inside the tool, so its side effect may exist or not."""
-    answered = {
-        part.tool_call_id
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if _is_tool_result(part) and not _is_synthesized(part)
-    }
     findings = []
     for tool_call_id, tool_name in sorted(ctx.unfinished_effects.items()):
         call_hash = hash_tool_call_id(tool_call_id)
