@@ -111,7 +111,7 @@ def _read_jsonl(path: Path) -> Iterator[SnapshotPayload]:
                 continue
             where = f"{path}, line {number}"
             try:
-                yield parse_snapshot(_load_json(line, where))
+                yield parse_snapshot(_load_json(line, where), strings_checked=True)
             except IngestError as error:
                 message = error.message if error.message.startswith(where) else f"{where}: {error.message}"
                 raise IngestError(message) from None
