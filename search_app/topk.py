@@ -356,6 +356,65 @@ def top_k(
     return sorted(((key, value) for value, key in ((v, -n) for v, n in heap)), key=lambda item: (-item[1], item[0]))
 
 
+def rank_all(
+    query: ParsedQuery,
+    blocks: Iterable[BlockInfo],
+    df: dict[str, int],
+    stats: ScopeStats,
+    params: Bm25Params,
+    reader: BlockReader,
+    *,
+    seeds: Iterable[tuple[int, float]] = (),
+    skip: Collection[int] = (),
+    max_document: int | None = None,
+) -> list[tuple[int, float]]:
+    """Every match of the blocks' documents and the `seeds`, ranked (what `top_k` answers for an unbounded k, the
+    same scores in the same order), computed at once instead of block by block: for each tenant, every block of
+    each positive clause's driving word (a phrase's rarest) is read in one go, and every document of them is
+    scored in one call, the other words' blocks overlapping them probed in one more read, phrases verified from
+    positions for all documents together. Without pruning there is nothing to gain from visiting blocks one at a
+    time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
+    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
+    for block in blocks:
+        if max_document is None or block.first <= max_document:
+            grouped.setdefault((block.tenant, block.term), []).append(block)
+    runs = {key: _Run.of(found) for key, found in grouped.items()}
+    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
+    search = _Search(query, runs, weights, stats, params, reader, skip, max_document)
+    tenants = sorted({tenant for tenant, _ in runs})
+    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for seed_key, seed_value in seeds:
+        keys.append(np.array([seed_key], dtype=np.int64))
+        values.append(np.array([seed_value]))
+    for tenant in tenants:
+        driving: list[BlockInfo] = []
+        for clause in query.should:
+            words = clause_terms(clause)
+            if not all(t in weights for t in words):
+                continue  # a word no document of the scope holds: the clause matches nothing
+            term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
+            driving += search.run(tenant, term).blocks
+        if not driving:
+            continue
+        search.load(block.key for block in driving)
+        ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in driving]), return_index=True)
+        lengths = np.concatenate([search.decoded[b.key].lengths for b in driving])[first]
+        keep = ~np.isin(ids, unwanted)
+        if max_document is not None:
+            keep &= ids <= max_document
+        ids, lengths = ids[keep], lengths[keep]
+        if not len(ids):
+            continue
+        scores = search.score(tenant, ids, lengths)
+        hit = scores > 0.0
+        keys.append(ids[hit])
+        values.append(scores[hit])
+    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
+    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
+    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True))
+
+
 def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:
     item = (value, -key)
     if len(heap) < k:

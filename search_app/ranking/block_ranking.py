@@ -28,7 +28,6 @@ from search_app.tokenize import is_cjk
 BLOCKS = "search_app_postingblock"
 TOMBSTONES = "search_app_deleteddocument"
 TAIL = "search_app_unfoldeddocument"
-_ALL = 2**62
 _IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
 
@@ -300,7 +299,18 @@ class BlockSearch:
             ids, first = np.unique(ids[keep], return_index=True)
             conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
             return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations))
-        every = self.every = _ranked(query, found, self.stats, self.params, _ALL, max_document)
+        # Every match is scored: at once (topk.rank_all), not block by block as a pruning top k visits them.
+        every = self.every = topk.rank_all(
+            query,
+            found.infos,
+            found.df,
+            self.stats,
+            self.params,
+            found.reader,
+            seeds=found.tail,
+            skip=found.deleted,
+            max_document=max_document,
+        )
         tail = [key for key, _ in every if key in found.tail_conversations]
         folded = [key for key, _ in every if key not in found.tail_conversations]
         conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}
