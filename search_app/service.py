@@ -20,6 +20,7 @@ from django.db.models import Max
 from search_app import bm25, paging
 from search_app.backends import Filters, Scope
 from search_app.errors import SearchError
+from search_app.facts import TenantFacts, tenant_facts
 from search_app.hits import hits
 from search_app.identify import identify
 from search_app.index import index_state
@@ -89,8 +90,16 @@ def run_search(
     if isinstance(target, str):
         response.message = target
         return response
+    tenant_wide = None
+    if target.conversation_pk is None and target.run_pk is None:
+        # The ids the query names, the index state, the point in time and the statistics: one statement.
+        tenant_wide = tenant_facts(searchable, query if after is None else None)
     if after is None:
-        response.identified = identify(query, searchable, target.conversation_pk, target.run_pk)
+        response.identified = (
+            tenant_wide.identified
+            if tenant_wide is not None
+            else identify(query, searchable, target.conversation_pk, target.run_pk)
+        )
     if isinstance(parsed, QueryError):
         if response.identified:
             return response  # an id that is no query (only punctuation, say) is still found
@@ -101,6 +110,8 @@ def run_search(
         facts = conversation_facts(tenant_ids, target.conversation_pk)
     if facts is not None:
         state = facts.state
+    elif tenant_wide is not None:
+        state = tenant_wide.state
     else:
         state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
     # `indexing` while anything of the scope is pending or unfolded. A pending conversation is searched again once
@@ -116,7 +127,7 @@ def run_search(
         max_document_id=after.max_document_id if after else None,
         span=facts.span if facts else None,
     )
-    newest, stats = _point_in_time(search_scope, after, facts)
+    newest, stats = _point_in_time(search_scope, after, facts, tenant_wide)
     ranker = choose(parsed, search_scope, stats, Filters(asked.roles, asked.agent, since, until, named.tool))
     ranked, ranked_total = rank_page(ranker, limit, after)
     counts = ranker.count(ranked_total)
@@ -129,13 +140,15 @@ def run_search(
 
 
 def _point_in_time(
-    scope: Scope, after: paging.PageCursor | None, facts: ConversationFacts | None
+    scope: Scope, after: paging.PageCursor | None, facts: ConversationFacts | None, tenant_wide: TenantFacts | None
 ) -> tuple[int, bm25.ScopeStats]:
     """The newest document and the statistics every page of this search sees: the first page's."""
     if after is not None:
         return after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     if facts is not None:
         return facts.newest, facts.stats
+    if tenant_wide is not None:
+        return tenant_wide.newest, tenant_wide.stats
     # Read before ranking, so a page-one result is never past it.
     newest = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids).aggregate(newest=Max("id"))["newest"]
     return newest or 0, scope_statistics(scope)
