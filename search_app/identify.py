@@ -69,24 +69,32 @@ _KINDS = ("conversation", "run", "ledger")
 
 
 def named_statement(
-    candidate: str, tenant_ids: tuple[int, ...], conversation_pk: int | None, run_pk: int | None
+    candidate: str,
+    tenant_ids: tuple[int, ...],
+    conversation_pk: int | None,
+    run_pk: int | None,
+    conversation_sql: tuple[str, SqlParams] | None = None,
 ) -> tuple[str, SqlParams]:
     """The statement whose rows are (kind, tenant, conversation id, run id, key) of the conversations (3), runs (3)
     and ledger entries (their runs' keys, 10) whose id is `candidate`, within the scope, each part by its own
-    index; a caller may run it as part of a larger statement (search_app.facts)."""
+    index; a caller may run it as part of a larger statement (search_app.facts, ranking.scoped_blocks), and name
+    the conversation by an SQL expression of its key (`conversation_sql`) instead of the key."""
     marks = ", ".join(["%s"] * len(tenant_ids))
     parts: list[str] = []
     params: SqlParams = []
+    conversation: tuple[str, SqlParams] | None = conversation_sql
+    if conversation_pk is not None:
+        conversation = ("%s", [conversation_pk])
     if run_pk is None:
-        narrow = "" if conversation_pk is None else " AND c.id = %s"
+        narrow = "" if conversation is None else f" AND c.id = {conversation[0]}"
         parts.append(
             f"SELECT 'conversation' AS kind, c.tenant_id, c.external_id, '' AS run, c.id AS k FROM {CONVERSATIONS} c "  # noqa: S608 - constant tables, bound values
             f"WHERE c.tenant_id IN ({marks}) AND c.external_id = %s{narrow} ORDER BY c.id LIMIT 3"
         )
-        params += [*tenant_ids, candidate, *([] if conversation_pk is None else [conversation_pk])]
-    run_narrow, run_params = "", list[int]()
-    if conversation_pk is not None:
-        run_narrow, run_params = " AND r.conversation_id = %s", [conversation_pk]
+        params += [*tenant_ids, candidate, *([] if conversation is None else conversation[1])]
+    run_narrow, run_params = "", SqlParams()
+    if conversation is not None:
+        run_narrow, run_params = f" AND r.conversation_id = {conversation[0]}", [*conversation[1]]
     if run_pk is not None:
         run_narrow, run_params = run_narrow + " AND r.id = %s", [*run_params, run_pk]
     parts.append(
@@ -96,10 +104,10 @@ def named_statement(
     )
     params += [*tenant_ids, *tenant_ids, candidate, *run_params]
     if run_pk is not None:
-        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", " AND e.run_id = %s", [run_pk]
-    elif conversation_pk is not None:
+        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", " AND e.run_id = %s", SqlParams([run_pk])
+    elif conversation is not None:
         ledger_from = f"{EFFECTS} e JOIN {RUNS} r ON r.tenant_id = e.tenant_id AND r.id = e.run_id"
-        ledger_narrow, ledger_params = " AND r.conversation_id = %s", [conversation_pk]
+        ledger_narrow, ledger_params = f" AND r.conversation_id = {conversation[0]}", [*conversation[1]]
     else:
         ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", "", []
     parts.append(

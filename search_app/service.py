@@ -77,11 +77,13 @@ def run_search(
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
     asked = reconcile(named, scope, conversation_id, run_id, agent, roles)
+    first_page = query if after is None else None
     facts = None
     if scope == "conversation" and asked.conversation and not asked.run and conversations_readable_by(api_key) is None:
-        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state and
-        # the point in time in one statement; the same conversation find_target would find (scoped to the tenant).
-        facts = conversation_facts((tenant.id,), None, asked.conversation)
+        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state, the
+        # point in time and the ids the query names in one statement; the same conversation find_target would find
+        # (scoped to the tenant).
+        facts = conversation_facts((tenant.id,), None, asked.conversation, query=first_page, tenants=searchable)
         target: Target | str = (
             Target(facts.conversation_pk) if facts else no_history_for_conversation(asked.conversation)
         )
@@ -93,21 +95,20 @@ def run_search(
     tenant_wide = None
     if target.conversation_pk is None and target.run_pk is None:
         # The ids the query names, the index state, the point in time and the statistics: one statement.
-        tenant_wide = tenant_facts(searchable, query if after is None else None)
+        tenant_wide = tenant_facts(searchable, first_page)
+    elif facts is None and target.run_pk is None:
+        # The conversation's statistics, range, state, the point in time and the ids: one statement.
+        facts = conversation_facts(tenant_ids, target.conversation_pk, query=first_page, tenants=searchable)
     if after is None:
+        known = tenant_wide.identified if tenant_wide is not None else facts.identified if facts is not None else None
         response.identified = (
-            tenant_wide.identified
-            if tenant_wide is not None
-            else identify(query, searchable, target.conversation_pk, target.run_pk)
+            known if known is not None else identify(query, searchable, target.conversation_pk, target.run_pk)
         )
     if isinstance(parsed, QueryError):
         if response.identified:
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    if facts is None and target.conversation_pk is not None and target.run_pk is None:
-        # The conversation's statistics, range, state and the point in time: one statement.
-        facts = conversation_facts(tenant_ids, target.conversation_pk)
     if facts is not None:
         state = facts.state
     elif tenant_wide is not None:

@@ -13,8 +13,9 @@ from search_app.identify import identify
 from search_app.index import index_state, mark_pending
 from search_app.models import SearchDocument
 from search_app.ranking import scope_statistics
+from search_app.ranking.scoped_blocks import conversation_facts
 from search_app.service import run_search
-from sessions_app.models import ToolEffect
+from sessions_app.models import Conversation, ToolEffect
 from tests.agents import weather_messages
 from tests.search_app.factories import add_messages, make_conversation, make_run
 
@@ -75,4 +76,28 @@ def test_a_folded_word_search_makes_three_round_trips(tenant, data):
         response = run_search(tenant=tenant, scope="tenant", query="quokka")
     assert response.total_matches == 2 and not response.indexing
     # The facts, the blocks (metadata, payloads, tombstones, tail), the hits.
+    assert len(statements.captured_queries) == 3
+
+
+@pytest.mark.parametrize("query", ["deploy-2026-01-07", "run-ops-41", "call-weather-1", "run-notes", "quokka"])
+def test_a_conversation_search_finds_the_ids_in_its_facts_statement(tenant, data, query):
+    deploy = Conversation.objects.get(tenant=tenant, external_id="deploy-2026-01-07")
+    for conversation_id in ("deploy-2026-01-07", "notes"):
+        conversation = deploy if conversation_id == "deploy-2026-01-07" else data
+        by_id = conversation_facts((tenant.id,), None, conversation_id, query=query, tenants=[tenant])
+        by_key = conversation_facts((tenant.id,), conversation.pk, query=query, tenants=[tenant])
+        expected = identify(query, [tenant], conversation.pk)
+        assert by_id is not None and by_key is not None
+        assert by_id.conversation_pk == by_key.conversation_pk == conversation.pk
+        assert by_id.identified == by_key.identified == expected
+    assert conversation_facts((tenant.id,), None, "no-such-conversation", query=query, tenants=[tenant]) is None
+
+
+def test_a_folded_conversation_search_makes_three_round_trips(tenant, data):
+    folding.fold_tenant(tenant.id)
+    run_search(tenant=tenant, conversation_id="notes", query="quokka")
+    with CaptureQueriesContext(connection) as statements:
+        response = run_search(tenant=tenant, conversation_id="notes", query="quokka")
+    assert response.total_matches == 2 and not response.indexing
+    # The facts with the ids, the blocks overlapping the conversation, the hits.
     assert len(statements.captured_queries) == 3
