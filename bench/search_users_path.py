@@ -296,3 +296,62 @@ def main(
     report["peer_postgres_ts_rank_cd_gin"] = time_postgres_peer(corpus["texts"], queries, repeats)
     report["load_after"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(report, indent=2))
+
+
+def compare(database: str, messages: int, queries_per_class: int, repeats: int, seed: int, other: Path,
+            port: int | None = None) -> None:  # fmt: skip
+    """Two checkouts served side by side on the corpus an earlier run imported (`--reuse`), each query asked of
+    one then the other (the order alternating), so the load of a shared machine falls on both alike."""
+    from search import configure
+    from served import ProductionServer, free_port
+
+    configure(database)
+    report: dict = {
+        "mode": "users' path, two checkouts interleaved",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+        "load_before": [round(v, 2) for v in os.getloadavg()],
+        "messages_requested": messages,
+        "this": str(ROOT),
+        "other": str(other),
+    }
+    corpus = write_corpus(messages, seed, ROOT / "bench" / ".data" / "users-path")
+    from sessions_app.models import Tenant
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    key = create_api_key(Tenant.objects.get(slug="bench-0"), "server")[1]
+    rng = random.Random(seed + 2)
+    queries = pick_queries(corpus["words"], corpus["texts"], rng, queries_per_class)
+    data = ROOT / "bench" / ".data" / "users-path-server"
+    first = port or free_port()
+    servers = {
+        "other": ProductionServer(database, first, data / "other", "bench-users-path-", root=other),
+        "this": ProductionServer(database, first + 1 if port else free_port(), data / "this", "bench-users-path-"),
+    }
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        for scope_name in ("tenant", "conversation"):
+            out: dict[str, dict] = {"other": {}, "this": {}}
+            for kind, items in queries.items():
+                plan = [(query, rng.choice(corpus["conversations"])) for query in items]
+                timings: dict[str, list[float]] = {"other": [], "this": []}
+                for turn in range(repeats + 1):
+                    for query, conversation in plan:
+                        params = {"q": query, **({"scope": "tenant"} if scope_name == "tenant" else
+                                                 {"conversation_id": conversation})}  # fmt: skip
+                        path = "/api/v1/search?" + urllib.parse.urlencode(params)
+                        order = ("other", "this") if turn % 2 else ("this", "other")
+                        for side in order:
+                            status, seconds = servers[side].request("GET", path, headers=headers)[:2]
+                            if status != 200:
+                                raise SystemExit(f"{side} answered {status} for {query!r}")
+                            if turn:  # the first turn warms both up
+                                timings[side].append(seconds)
+                for side in out:
+                    out[side][kind] = summary(timings[side])
+            report[f"http_{scope_name}_scope"] = out
+    finally:
+        for server in servers.values():
+            server.stop()
+    report["load_after"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(report, indent=2))
