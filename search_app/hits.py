@@ -47,7 +47,9 @@ def hits(ranked: Ranked, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list
     if not ranked:
         return []
     # One statement for the hits' provenance and text, written out (the ORM's compilation of the same join cost
-    # more than the statement itself); every joined table names the tenants too (docs/SCALING.md).
+    # more than the statement itself); every joined table names the tenants too (docs/SCALING.md). The joins are
+    # the ORM's, by key alone: joined on (tenant, key) too, a planner without statistics (a fresh table) nested
+    # every entry of the tenants inside every conversation and run.
     tenant_ids = [tenant.id for tenant in tenants]
     keys = [key for key, _ in ranked]
     marks = ", ".join(["%s"] * len(tenant_ids))
@@ -55,9 +57,8 @@ def hits(ranked: Ranked, parsed: ParsedQuery, tenants: Sequence[Tenant]) -> list
         cursor.execute(
             "SELECT d.id, d.entry_id, d.tenant_id, d.conversation_id, c.external_id, r.run_id, d.position, d.role, "  # noqa: S608 - constant tables, bound values
             f"d.timestamp, d.agent_name, e.text, e.recovered_from_compaction FROM {DOCS} d "
-            f"JOIN {CONVERSATIONS} c ON c.tenant_id = d.tenant_id AND c.id = d.conversation_id "
-            f"JOIN {RUNS} r ON r.tenant_id = d.tenant_id AND r.id = d.run_id "
-            f"JOIN {ENTRIES} e ON e.tenant_id = d.tenant_id AND e.id = d.entry_id "
+            f"JOIN {CONVERSATIONS} c ON c.id = d.conversation_id JOIN {ENTRIES} e ON e.id = d.entry_id "
+            f"JOIN {RUNS} r ON r.id = d.run_id "
             f"WHERE d.tenant_id IN ({marks}) AND c.tenant_id IN ({marks}) AND r.tenant_id IN ({marks}) "
             f"AND e.tenant_id IN ({marks}) AND d.id IN ({', '.join(['%s'] * len(keys))})",
             [*tenant_ids * 4, *keys],
