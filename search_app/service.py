@@ -2,7 +2,9 @@
 
 Order of work in `run_search`: validate everything (search_app.validation), resolve the scope (search_app.scope:
 what the caller may see; anything outside it answers exactly like something that does not exist), answer the ids
-the query names (search_app.identify), take BM25 statistics over the scope, rank exactly with the ranker chosen
+the query names (search_app.identify), take BM25 statistics over the scope (for whole tenants the ids, the index
+state, the point in time and the statistics are one statement, search_app.facts; for one conversation,
+ranking.scoped_blocks.conversation_facts), rank exactly with the ranker chosen
 for the query (search_app.ranking: candidates from the full-text index, filters and exclusions, the exact top k),
 cut to the page, and only then load, redact and snippet the hits that are returned (search_app.hits).
 Visibility is decided before any limit applies.

@@ -2,9 +2,10 @@
 
 For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over one
 or more whole tenants, without role, agent, tool or time filters (one conversation or run:
-search_app.ranking.scoped_blocks); anything else goes to the other exact rankers. Three reads, all by index: the
-blocks' metadata for the query's terms (ids, sizes, frontiers; no payload), the tenants' tombstones, and the
-tenants' unfolded tail documents holding a query word (at most a few thousand rows by a partial index). df per term
+search_app.ranking.scoped_blocks); anything else goes to the other exact rankers. One statement, each part by
+index: the blocks' metadata for the query's terms (ids, sizes, frontiers; the payloads only of terms in at most
+`INLINE` of a tenant's documents), the tenants' tombstones, and the tenants' unfolded tail documents holding a
+query word (at most a few thousand rows). df per term
 is the blocks' sizes, less tombstoned documents holding it, plus tail documents holding it: exact. The tail is
 scored by search_app.bm25 and seeds the top k; then search_app.topk reads only the blocks it must, their postings
 in one query per step and positions only for phrases.
