@@ -535,13 +535,40 @@ def main() -> None:
         "(bench/search_users_path.py; PostgreSQL only; its database is dropped and made again)",
     )
     parser.add_argument("--repeats", type=int, default=5, help="--users-path: times each query is asked")
+    parser.add_argument("--port", type=int, help="--users-path: the server's port (default: any free one)")
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        help="--users-path --reuse: serve that checkout beside this one and ask each query of both in turn "
+        "(ports --port and --port + 1)",
+    )
+    parser.add_argument(
+        "--serve-from", type=Path, help="--users-path: the checkout whose manage.py serve answers (default: this one)"
+    )
     args = parser.parse_args()
     if args.citus and args.database == "sqlite":
         parser.error("--citus takes a postgres:// URL of the coordinator")
     if args.users_path:
         import search_users_path
 
-        search_users_path.main(args.database, args.messages, args.queries, args.repeats, args.seed, args.citus)
+        if args.compare_with is not None:
+            if not args.reuse:
+                parser.error("--compare-with searches an earlier import: add --reuse")
+            search_users_path.compare(
+                args.database, args.messages, args.queries, args.repeats, args.seed, args.compare_with, args.port
+            )
+            return
+        search_users_path.main(
+            args.database,
+            args.messages,
+            args.queries,
+            args.repeats,
+            args.seed,
+            args.citus,
+            reuse=args.reuse,
+            port=args.port,
+            serve_from=args.serve_from,
+        )
         return
     configure(args.database, citus=args.citus, reuse=args.reuse)
 

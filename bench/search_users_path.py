@@ -210,13 +210,26 @@ def unfolded_after_import() -> dict[str, int]:
     }
 
 
-def main(database: str, messages: int, queries_per_class: int, repeats: int, seed: int, citus: bool = False) -> None:
+def main(
+    database: str,
+    messages: int,
+    queries_per_class: int,
+    repeats: int,
+    seed: int,
+    citus: bool = False,
+    *,
+    reuse: bool = False,
+    port: int | None = None,
+    serve_from: Path | None = None,
+) -> None:
+    """`reuse`: search the corpus an earlier run of the same --messages and --seed imported (no drop, no import);
+    `serve_from`: the checkout whose `manage.py serve` answers (default this one), to time two versions alike."""
     import psycopg
     from served import ProductionServer, free_port
 
     if not database.startswith("postgres"):
         raise SystemExit("--users-path runs on PostgreSQL (the peers include PostgreSQL's ts_rank_cd)")
-    if not citus:
+    if not citus and not reuse:
         name = database.rsplit("/", 1)[1]
         admin = database.rsplit("/", 1)[0].replace("postgres://", "postgresql://", 1) + "/postgres"
         with psycopg.connect(admin, autocommit=True) as conn:
@@ -230,8 +243,12 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
         "load_before": [round(v, 2) for v in os.getloadavg()],
         "messages_requested": messages,
+        "reused_corpus": reuse,
+        "served_from": str(serve_from or ROOT),
     }
-    if citus:
+    if reuse:
+        pass
+    elif citus:
         import citus_bench
 
         report["schema"] = citus_bench.migrate_and_distribute()
@@ -249,7 +266,7 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
 
     env = {**os.environ, "DATABASE_URL": database}
     import_seconds = []
-    for number, path in enumerate(corpus["files"]):
+    for number, path in enumerate([] if reuse else corpus["files"]):
         slug = f"bench-{number}"
         Tenant.objects.create(slug=slug, name=f"Bench {number}")
         started = time.perf_counter()
@@ -258,15 +275,16 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
             check=True, env=env, stdout=subprocess.DEVNULL, cwd=ROOT,
         )  # fmt: skip
         import_seconds.append(time.perf_counter() - started)
-    report["import_s"] = {"total": round(sum(import_seconds), 1), "largest_tenant": round(import_seconds[0], 1)}
-    report["index_after_import"] = unfolded_after_import()
+    if not reuse:
+        report["import_s"] = {"total": round(sum(import_seconds), 1), "largest_tenant": round(import_seconds[0], 1)}
+    report["index_after_import" if not reuse else "index"] = unfolded_after_import()
     report["largest_tenant_messages"] = len(corpus["texts"])
     key = create_api_key(Tenant.objects.get(slug="bench-0"), "server")[1]
 
     rng = random.Random(seed + 2)
     queries = pick_queries(corpus["words"], corpus["texts"], rng, queries_per_class)
     data = ROOT / "bench" / ".data" / "users-path-server"
-    server = ProductionServer(database, free_port(), data, "bench-users-path-")
+    server = ProductionServer(database, port or free_port(), data, "bench-users-path-", root=serve_from or ROOT)
     try:
         report["http_tenant_scope"] = time_http(server, key, queries, repeats, {"scope": "tenant"}, [], rng)
         report["http_conversation_scope"] = time_http(server, key, queries, repeats, None, corpus["conversations"], rng)
@@ -276,5 +294,64 @@ def main(database: str, messages: int, queries_per_class: int, repeats: int, see
         server.stop()
     report["peer_sqlite_fts5_bm25"] = time_fts5(corpus["texts"], queries, repeats)
     report["peer_postgres_ts_rank_cd_gin"] = time_postgres_peer(corpus["texts"], queries, repeats)
+    report["load_after"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+
+
+def compare(database: str, messages: int, queries_per_class: int, repeats: int, seed: int, other: Path,
+            port: int | None = None) -> None:  # fmt: skip
+    """Two checkouts served side by side on the corpus an earlier run imported (`--reuse`), each query asked of
+    one then the other (the order alternating), so the load of a shared machine falls on both alike."""
+    from search import configure
+    from served import ProductionServer, free_port
+
+    configure(database)
+    report: dict = {
+        "mode": "users' path, two checkouts interleaved",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+        "load_before": [round(v, 2) for v in os.getloadavg()],
+        "messages_requested": messages,
+        "this": str(ROOT),
+        "other": str(other),
+    }
+    corpus = write_corpus(messages, seed, ROOT / "bench" / ".data" / "users-path")
+    from sessions_app.models import Tenant
+    from sessions_app.tenancy.api_keys import create_api_key
+
+    key = create_api_key(Tenant.objects.get(slug="bench-0"), "server")[1]
+    rng = random.Random(seed + 2)
+    queries = pick_queries(corpus["words"], corpus["texts"], rng, queries_per_class)
+    data = ROOT / "bench" / ".data" / "users-path-server"
+    first = port or free_port()
+    servers = {
+        "other": ProductionServer(database, first, data / "other", "bench-users-path-", root=other),
+        "this": ProductionServer(database, first + 1 if port else free_port(), data / "this", "bench-users-path-"),
+    }
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        for scope_name in ("tenant", "conversation"):
+            out: dict[str, dict] = {"other": {}, "this": {}}
+            for kind, items in queries.items():
+                plan = [(query, rng.choice(corpus["conversations"])) for query in items]
+                timings: dict[str, list[float]] = {"other": [], "this": []}
+                for turn in range(repeats + 1):
+                    for query, conversation in plan:
+                        params = {"q": query, **({"scope": "tenant"} if scope_name == "tenant" else
+                                                 {"conversation_id": conversation})}  # fmt: skip
+                        path = "/api/v1/search?" + urllib.parse.urlencode(params)
+                        order = ("other", "this") if turn % 2 else ("this", "other")
+                        for side in order:
+                            status, seconds = servers[side].request("GET", path, headers=headers)[:2]
+                            if status != 200:
+                                raise SystemExit(f"{side} answered {status} for {query!r}")
+                            if turn:  # the first turn warms both up
+                                timings[side].append(seconds)
+                for side in out:
+                    out[side][kind] = summary(timings[side])
+            report[f"http_{scope_name}_scope"] = out
+    finally:
+        for server in servers.values():
+            server.stop()
     report["load_after"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(report, indent=2))

@@ -21,7 +21,10 @@ def free_port() -> int:
 
 
 class ProductionServer:
-    def __init__(self, url: str, port: int, data: Path, secret: str, log: IO[str] | None = None) -> None:
+    def __init__(
+        self, url: str, port: int, data: Path, secret: str, log: IO[str] | None = None, root: Path = ROOT
+    ) -> None:
+        """`root` is the checkout whose code serves (another worktree's, to time two versions on one database)."""
         self.port = port
         data.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT", "ALLOWED_HOSTS"}}
@@ -32,7 +35,7 @@ class ProductionServer:
         output = log if log is not None else subprocess.DEVNULL
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=root, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -242,6 +242,20 @@ def absolute_positions(tfs: Ints, payload: bytes) -> Ints:
     return absolute
 
 
+def absolute_positions_of(tfs: Sequence[Ints], payloads: Sequence[bytes]) -> list[Ints]:
+    """`absolute_positions` of many blocks, computed over all of them at once (each block's documents restart
+    their positions just as each document does within a block)."""
+    if not payloads:
+        return []
+    every_tf = np.concatenate(tfs)
+    deltas = np.concatenate([_unpack(payload) for payload in payloads])
+    running = np.cumsum(deltas)
+    starts = np.cumsum(every_tf) - every_tf
+    before = running[starts] - deltas[starts]
+    absolute = running - np.repeat(before, every_tf)
+    return np.split(absolute, np.cumsum([int(t.sum()) for t in tfs[:-1]]))
+
+
 def decode_columns(block: EncodedBlock) -> Columns:
     decoded = decode(block.first, block.count, block.postings)
     positions = absolute_positions(decoded.tfs, block.positions)

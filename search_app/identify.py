@@ -25,13 +25,31 @@ def identify(
     message's JSON instead would cost a scan of the scope on every search; a call the ledger never recorded is
     found by the words of its arguments and result, not by its id.
     """
-    candidate = query.strip()
-    if not candidate or len(candidate) > MAX_ID_CHARS:
+    candidate = id_candidate(query)
+    if candidate is None:
         return []
+    sql, params = named_statement(candidate, tuple(t.id for t in tenants), conversation_pk, run_pk)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [(str(kind), int(tenant), str(ext), str(run), int(key)) for kind, tenant, ext, run, key in cursor]
+    return identified(candidate, rows, tenants)
+
+
+def id_candidate(query: str) -> str | None:
+    """What an id in `query` would be: the query stripped; None when it cannot be one (empty, too long)."""
+    candidate = query.strip()
+    return candidate if candidate and len(candidate) <= MAX_ID_CHARS else None
+
+
+def identified(
+    candidate: str, rows: Sequence[tuple[str, int, str, str, int]], tenants: Sequence[Tenant]
+) -> list[Identified]:
+    """What `named_statement`'s rows (in any order) name: conversations and runs, then the tool-call messages of
+    the ledger's runs (one more statement, only when the ledger knows the id)."""
     slugs = {t.id: t.slug for t in tenants}
     found: list[Identified] = []
     run_pks: list[int] = []
-    for kind, tenant_id, external_id, run, key in _named(candidate, tuple(slugs), conversation_pk, run_pk):
+    for kind, tenant_id, external_id, run, key in sorted(rows, key=lambda row: (_KINDS.index(row[0]), row[4])):
         if kind == "ledger":
             run_pks.append(key)
         else:
@@ -50,24 +68,33 @@ def identify(
 _KINDS = ("conversation", "run", "ledger")
 
 
-def _named(
-    candidate: str, tenant_ids: tuple[int, ...], conversation_pk: int | None, run_pk: int | None
-) -> list[tuple[str, int, str, str, int]]:
-    """(kind, tenant, conversation id, run id, key) of the conversations (3), runs (3) and ledger entries (their
-    runs' keys, 10) whose id is `candidate`, within the scope: one statement, each part by its own index."""
+def named_statement(
+    candidate: str,
+    tenant_ids: tuple[int, ...],
+    conversation_pk: int | None,
+    run_pk: int | None,
+    conversation_sql: tuple[str, SqlParams] | None = None,
+) -> tuple[str, SqlParams]:
+    """The statement whose rows are (kind, tenant, conversation id, run id, key) of the conversations (3), runs (3)
+    and ledger entries (their runs' keys, 10) whose id is `candidate`, within the scope, each part by its own
+    index; a caller may run it as part of a larger statement (search_app.facts, ranking.scoped_blocks), and name
+    the conversation by an SQL expression of its key (`conversation_sql`) instead of the key."""
     marks = ", ".join(["%s"] * len(tenant_ids))
     parts: list[str] = []
     params: SqlParams = []
+    conversation: tuple[str, SqlParams] | None = conversation_sql
+    if conversation_pk is not None:
+        conversation = ("%s", [conversation_pk])
     if run_pk is None:
-        narrow = "" if conversation_pk is None else " AND c.id = %s"
+        narrow = "" if conversation is None else f" AND c.id = {conversation[0]}"
         parts.append(
             f"SELECT 'conversation' AS kind, c.tenant_id, c.external_id, '' AS run, c.id AS k FROM {CONVERSATIONS} c "  # noqa: S608 - constant tables, bound values
             f"WHERE c.tenant_id IN ({marks}) AND c.external_id = %s{narrow} ORDER BY c.id LIMIT 3"
         )
-        params += [*tenant_ids, candidate, *([] if conversation_pk is None else [conversation_pk])]
-    run_narrow, run_params = "", list[int]()
-    if conversation_pk is not None:
-        run_narrow, run_params = " AND r.conversation_id = %s", [conversation_pk]
+        params += [*tenant_ids, candidate, *([] if conversation is None else conversation[1])]
+    run_narrow, run_params = "", SqlParams()
+    if conversation is not None:
+        run_narrow, run_params = f" AND r.conversation_id = {conversation[0]}", [*conversation[1]]
     if run_pk is not None:
         run_narrow, run_params = run_narrow + " AND r.id = %s", [*run_params, run_pk]
     parts.append(
@@ -77,10 +104,10 @@ def _named(
     )
     params += [*tenant_ids, *tenant_ids, candidate, *run_params]
     if run_pk is not None:
-        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", " AND e.run_id = %s", [run_pk]
-    elif conversation_pk is not None:
+        ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", " AND e.run_id = %s", SqlParams([run_pk])
+    elif conversation is not None:
         ledger_from = f"{EFFECTS} e JOIN {RUNS} r ON r.tenant_id = e.tenant_id AND r.id = e.run_id"
-        ledger_narrow, ledger_params = " AND r.conversation_id = %s", [conversation_pk]
+        ledger_narrow, ledger_params = f" AND r.conversation_id = {conversation[0]}", [*conversation[1]]
     else:
         ledger_from, ledger_narrow, ledger_params = f"{EFFECTS} e", "", []
     parts.append(
@@ -90,7 +117,4 @@ def _named(
     params += [*tenant_ids, candidate, *ledger_params]
     # Each part in a subquery of its own: SQLite takes ORDER BY and LIMIT only there in a compound statement.
     sql = " UNION ALL ".join(f"SELECT * FROM ({part}) AS p{number}" for number, part in enumerate(parts))  # noqa: S608 - constant tables, bound values
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = [(str(kind), int(tenant), str(ext), str(run), int(key)) for kind, tenant, ext, run, key in cursor]
-    return sorted(rows, key=lambda row: (_KINDS.index(row[0]), row[4]))
+    return sql, params

@@ -2,7 +2,9 @@
 
 Order of work in `run_search`: validate everything (search_app.validation), resolve the scope (search_app.scope:
 what the caller may see; anything outside it answers exactly like something that does not exist), answer the ids
-the query names (search_app.identify), take BM25 statistics over the scope, rank exactly with the ranker chosen
+the query names (search_app.identify), take BM25 statistics over the scope (for whole tenants the ids, the index
+state, the point in time and the statistics are one statement, search_app.facts; for one conversation,
+ranking.scoped_blocks.conversation_facts), rank exactly with the ranker chosen
 for the query (search_app.ranking: candidates from the full-text index, filters and exclusions, the exact top k),
 cut to the page, and only then load, redact and snippet the hits that are returned (search_app.hits).
 Visibility is decided before any limit applies.
@@ -20,6 +22,7 @@ from django.db.models import Max
 from search_app import bm25, paging
 from search_app.backends import Filters, Scope
 from search_app.errors import SearchError
+from search_app.facts import TenantFacts, tenant_facts
 from search_app.hits import hits
 from search_app.identify import identify
 from search_app.index import index_state
@@ -76,11 +79,13 @@ def run_search(
 
     named = parsed.filters if isinstance(parsed, ParsedQuery) else QueryFilters()
     asked = reconcile(named, scope, conversation_id, run_id, agent, roles)
+    first_page = query if after is None else None
     facts = None
     if scope == "conversation" and asked.conversation and not asked.run and conversations_readable_by(api_key) is None:
-        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state and
-        # the point in time in one statement; the same conversation find_target would find (scoped to the tenant).
-        facts = conversation_facts((tenant.id,), None, asked.conversation)
+        # The agent's own history (the harness tool's default): the conversation, its statistics, range, state, the
+        # point in time and the ids the query names in one statement; the same conversation find_target would find
+        # (scoped to the tenant).
+        facts = conversation_facts((tenant.id,), None, asked.conversation, query=first_page, tenants=searchable)
         target: Target | str = (
             Target(facts.conversation_pk) if facts else no_history_for_conversation(asked.conversation)
         )
@@ -89,18 +94,27 @@ def run_search(
     if isinstance(target, str):
         response.message = target
         return response
+    tenant_wide = None
+    if target.conversation_pk is None and target.run_pk is None:
+        # The ids the query names, the index state, the point in time and the statistics: one statement.
+        tenant_wide = tenant_facts(searchable, first_page)
+    elif facts is None and target.run_pk is None:
+        # The conversation's statistics, range, state, the point in time and the ids: one statement.
+        facts = conversation_facts(tenant_ids, target.conversation_pk, query=first_page, tenants=searchable)
     if after is None:
-        response.identified = identify(query, searchable, target.conversation_pk, target.run_pk)
+        known = tenant_wide.identified if tenant_wide is not None else facts.identified if facts is not None else None
+        response.identified = (
+            known if known is not None else identify(query, searchable, target.conversation_pk, target.run_pk)
+        )
     if isinstance(parsed, QueryError):
         if response.identified:
             return response  # an id that is no query (only punctuation, say) is still found
         raise SearchError(str(parsed))
 
-    if facts is None and target.conversation_pk is not None and target.run_pk is None:
-        # The conversation's statistics, range, state and the point in time: one statement.
-        facts = conversation_facts(tenant_ids, target.conversation_pk)
     if facts is not None:
         state = facts.state
+    elif tenant_wide is not None:
+        state = tenant_wide.state
     else:
         state = index_state(tenant_ids, target.conversation_pk, target.run_pk)
     # `indexing` while anything of the scope is pending or unfolded. A pending conversation is searched again once
@@ -116,7 +130,7 @@ def run_search(
         max_document_id=after.max_document_id if after else None,
         span=facts.span if facts else None,
     )
-    newest, stats = _point_in_time(search_scope, after, facts)
+    newest, stats = _point_in_time(search_scope, after, facts, tenant_wide)
     ranker = choose(parsed, search_scope, stats, Filters(asked.roles, asked.agent, since, until, named.tool))
     ranked, ranked_total = rank_page(ranker, limit, after)
     counts = ranker.count(ranked_total)
@@ -129,13 +143,15 @@ def run_search(
 
 
 def _point_in_time(
-    scope: Scope, after: paging.PageCursor | None, facts: ConversationFacts | None
+    scope: Scope, after: paging.PageCursor | None, facts: ConversationFacts | None, tenant_wide: TenantFacts | None
 ) -> tuple[int, bm25.ScopeStats]:
     """The newest document and the statistics every page of this search sees: the first page's."""
     if after is not None:
         return after.max_document_id, bm25.ScopeStats(after.documents, after.total_length)
     if facts is not None:
         return facts.newest, facts.stats
+    if tenant_wide is not None:
+        return tenant_wide.newest, tenant_wide.stats
     # Read before ranking, so a page-one result is never past it.
     newest = SearchDocument.objects.filter(tenant_id__in=scope.tenant_ids).aggregate(newest=Max("id"))["newest"]
     return newest or 0, scope_statistics(scope)

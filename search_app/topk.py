@@ -26,7 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
-from search_app.blocks import DecodedBlock, Ints, absolute_positions
+from search_app.blocks import DecodedBlock, Ints, absolute_positions_of
 from search_app.bm25 import Bm25Params, Document, ScopeStats, excluded, idf, scorer
 from search_app.query import Clause, ParsedQuery, Phrase, Term
 
@@ -156,30 +156,39 @@ class _Search:
             self.decoded.update(self.reader.postings(missing))
 
     def lookup(self, tenant: int, term: str, ids: Ints) -> tuple[Ints, Ints, Ints]:
-        """tf of `term` in each document (0 where absent), and the block key and row of each present one."""
+        """tf of `term` in each document (0 where absent), and the block key and row of each present one.
+
+        The blocks holding the ids are searched as one array (a term's blocks are in id order and do not overlap),
+        not one by one."""
         run = self.run(tenant, term)
         where = run.locate(ids)
         tfs = np.zeros(len(ids), dtype=np.int64)
         keys = np.full(len(ids), -1, dtype=np.int64)
         rows = np.full(len(ids), -1, dtype=np.int64)
-        for index in np.unique(where[where >= 0]).tolist():
-            block = run.blocks[index]
-            decoded = self.decoded[block.key]
-            mine = np.flatnonzero(where == index)
-            found = np.searchsorted(decoded.ids, ids[mine])
-            found = np.minimum(found, len(decoded.ids) - 1)
-            hit = decoded.ids[found] == ids[mine]
-            tfs[mine[hit]] = decoded.tfs[found[hit]]
-            keys[mine[hit]] = block.key
-            rows[mine[hit]] = found[hit]
+        used = np.unique(where[where >= 0])
+        if not len(used):
+            return tfs, keys, rows
+        blocks = [self.decoded[run.blocks[index].key] for index in used.tolist()]
+        every_id = np.concatenate([block.ids for block in blocks])
+        every_tf = np.concatenate([block.tfs for block in blocks])
+        base = np.cumsum([0] + [len(block.ids) for block in blocks[:-1]])
+        block_keys = np.array([run.blocks[index].key for index in used.tolist()], dtype=np.int64)
+        slot = np.searchsorted(used, where)  # where the located block is among those used (meaningless where -1)
+        found = np.minimum(np.searchsorted(every_id, ids), len(every_id) - 1)
+        hit = (where >= 0) & (every_id[found] == ids)
+        tfs[hit] = every_tf[found[hit]]
+        keys[hit] = block_keys[slot[hit]]
+        rows[hit] = found[hit] - base[slot[hit]]
         return tfs, keys, rows
 
     def load_positions(self, keys: Iterable[int]) -> None:
         missing = [key for key in keys if key not in self.positions]
         if missing:
-            for key, payload in self.reader.positions(missing).items():
-                tfs = self.decoded[key].tfs
-                self.positions[key] = (absolute_positions(tfs, payload), np.concatenate(([0], np.cumsum(tfs))))
+            payloads = self.reader.positions(missing)
+            tfs = [self.decoded[key].tfs for key in missing]
+            flats = absolute_positions_of(tfs, [payloads[key] for key in missing])
+            for key, flat, counts in zip(missing, flats, tfs, strict=True):
+                self.positions[key] = (flat, np.concatenate(([0], np.cumsum(counts))))
 
     def prefetch(self, batches: Iterable[tuple[int, Ints]]) -> None:
         """Read, in one go, every block that scoring these (tenant, ids) batches will probe."""
@@ -190,6 +199,19 @@ class _Search:
                 where = run.locate(ids)
                 keys.update(run.blocks[i].key for i in np.unique(where[where >= 0]).tolist())
         self.load(keys)
+
+    def gather(self, keys: Ints, rows: Ints, tfs: Ints) -> Ints:
+        """The positions of the term in each (block key, row) document, `tfs[i]` of them for the i-th, one document
+        after the other: from every block's positions put end to end, in one indexing (no loop over blocks)."""
+        used, inverse = np.unique(keys, return_inverse=True)
+        flats = [self.positions[key][0] for key in used.tolist()]
+        starts = [self.positions[key][1] for key in used.tolist()]
+        flat_base = np.cumsum([0] + [len(flat) for flat in flats[:-1]])
+        start_base = np.cumsum([0] + [len(start) for start in starts[:-1]])
+        begin = np.concatenate(starts)[start_base[inverse] + rows] + flat_base[inverse]
+        index = np.repeat(begin - np.cumsum(tfs) + tfs, tfs) + np.arange(int(tfs.sum()))
+        gathered: Ints = np.concatenate(flats)[index]
+        return gathered
 
     def phrase_frequencies(self, clause: Phrase, found: dict[str, tuple[Ints, Ints, Ints]]) -> Ints:
         """Each document's frequency of the phrase, from positions, for all the documents at once: every (document,
@@ -203,16 +225,7 @@ class _Search:
         starts: Ints | None = None
         for offset, term in enumerate(clause.terms):
             tfs, keys, rows = (column[docs] for column in found[term])
-            owners, positions = [], []
-            for key in np.unique(keys).tolist():
-                mine = np.flatnonzero(keys == key)
-                flat, offsets = self.positions[key]
-                lengths = tfs[mine]
-                begin = offsets[rows[mine]]
-                index = np.repeat(begin - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-                positions.append(flat[index])
-                owners.append(np.repeat(mine, lengths))
-            keyed = np.concatenate(owners) * _SPAN + (np.concatenate(positions) - offset)
+            keyed = np.repeat(np.arange(len(docs)), tfs) * _SPAN + (self.gather(keys, rows, tfs) - offset)
             starts = keyed if starts is None else np.intersect1d(starts, keyed, assume_unique=True)
         assert starts is not None  # noqa: S101 - a phrase has two words or more
         starts = np.unique(starts)
@@ -354,6 +367,65 @@ def top_k(
             if value > 0.0:
                 _offer(heap, k, value, key)
     return sorted(((key, value) for value, key in ((v, -n) for v, n in heap)), key=lambda item: (-item[1], item[0]))
+
+
+def rank_all(
+    query: ParsedQuery,
+    blocks: Iterable[BlockInfo],
+    df: dict[str, int],
+    stats: ScopeStats,
+    params: Bm25Params,
+    reader: BlockReader,
+    *,
+    seeds: Iterable[tuple[int, float]] = (),
+    skip: Collection[int] = (),
+    max_document: int | None = None,
+) -> list[tuple[int, float]]:
+    """Every match of the blocks' documents and the `seeds`, ranked (what `top_k` answers for an unbounded k, the
+    same scores in the same order), computed at once instead of block by block: for each tenant, every block of
+    each positive clause's driving word (a phrase's rarest) is read in one go, and every document of them is
+    scored in one call, the other words' blocks overlapping them probed in one more read, phrases verified from
+    positions for all documents together. Without pruning there is nothing to gain from visiting blocks one at a
+    time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
+    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
+    for block in blocks:
+        if max_document is None or block.first <= max_document:
+            grouped.setdefault((block.tenant, block.term), []).append(block)
+    runs = {key: _Run.of(found) for key, found in grouped.items()}
+    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
+    search = _Search(query, runs, weights, stats, params, reader, skip, max_document)
+    tenants = sorted({tenant for tenant, _ in runs})
+    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for seed_key, seed_value in seeds:
+        keys.append(np.array([seed_key], dtype=np.int64))
+        values.append(np.array([seed_value]))
+    for tenant in tenants:
+        driving: list[BlockInfo] = []
+        for clause in query.should:
+            words = clause_terms(clause)
+            if not all(t in weights for t in words):
+                continue  # a word no document of the scope holds: the clause matches nothing
+            term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
+            driving += search.run(tenant, term).blocks
+        if not driving:
+            continue
+        search.load(block.key for block in driving)
+        ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in driving]), return_index=True)
+        lengths = np.concatenate([search.decoded[b.key].lengths for b in driving])[first]
+        keep = ~np.isin(ids, unwanted)
+        if max_document is not None:
+            keep &= ids <= max_document
+        ids, lengths = ids[keep], lengths[keep]
+        if not len(ids):
+            continue
+        scores = search.score(tenant, ids, lengths)
+        hit = scores > 0.0
+        keys.append(ids[hit])
+        values.append(scores[hit])
+    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
+    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
+    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True))
 
 
 def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:

@@ -2,9 +2,10 @@
 
 For queries of words and phrases (not CJK phrases, not prefixes), optionally excluding words or phrases, over one
 or more whole tenants, without role, agent, tool or time filters (one conversation or run:
-search_app.ranking.scoped_blocks); anything else goes to the other exact rankers. Three reads, all by index: the
-blocks' metadata for the query's terms (ids, sizes, frontiers; no payload), the tenants' tombstones, and the
-tenants' unfolded tail documents holding a query word (at most a few thousand rows by a partial index). df per term
+search_app.ranking.scoped_blocks); anything else goes to the other exact rankers. One statement, each part by
+index: the blocks' metadata for the query's terms (ids, sizes, frontiers; the payloads only of terms in at most
+`INLINE` of a tenant's documents), the tenants' tombstones, and the tenants' unfolded tail documents holding a
+query word (at most a few thousand rows). df per term
 is the blocks' sizes, less tombstoned documents holding it, plus tail documents holding it: exact. The tail is
 scored by search_app.bm25 and seeds the top k; then search_app.topk reads only the blocks it must, their postings
 in one query per step and positions only for phrases.
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 
 from search_app import bm25, topk
-from search_app.backends.base import DOCS, Filters, Scope
+from search_app.backends.base import DOCS, Filters, Scope, SqlParams
 from search_app.blocks import DecodedBlock, decode, decode_frontier
 from search_app.query import ParsedQuery, Phrase, Term
 from search_app.ranking.counting import count_bound
@@ -28,7 +29,6 @@ from search_app.tokenize import is_cjk
 BLOCKS = "search_app_postingblock"
 TOMBSTONES = "search_app_deleteddocument"
 TAIL = "search_app_unfoldeddocument"
-_ALL = 2**62
 _IDS_PER_QUERY = 900  # under SQLite's default limit of variables per statement
 
 
@@ -67,8 +67,13 @@ class _Reader:
         self.read_positions: dict[int, bytes] = {}
         self.decoded: dict[int, DecodedBlock] = {}
         """Every block read, with its conversations: names the matches' conversations and serves the ranking again."""
+        self.inline: dict[int, tuple[int, int, bytes, bytes]] = {}
+        """Payloads read with the blocks' metadata (`_prepare`), decoded only when asked for."""
 
     def postings(self, keys: Collection[int]) -> dict[int, DecodedBlock]:
+        for key in [key for key in keys if key in self.inline]:
+            first, count, data, owners = self.inline.pop(key)
+            self.decoded[key] = decode(first, count, data, owners)
         # Blocks a count already decoded are not read again by the ranking that follows it.
         out: dict[int, DecodedBlock] = {key: self.decoded[key] for key in keys if key in self.decoded}
         ordered = sorted(set(keys) - out.keys())
@@ -138,58 +143,82 @@ class _Prepared:
     reader: _Reader
 
 
+INLINE = 2048
+"""A term whose blocks hold at most this many documents of a tenant (16 full blocks) comes with its payloads in
+the statement that reads the blocks' metadata: counting its matches, or scoring them, then reads nothing more."""
+
+
 def _prepare(query: ParsedQuery, scope: Scope, stats: bm25.ScopeStats, params: bm25.Bm25Params) -> _Prepared:
+    """One statement: the blocks of the query's terms (metadata, and the payloads of terms in few blocks), the
+    tenants' tombstones and their tail documents holding a query word; each part by its own index."""
     tenants = list(scope.tenant_ids)
     every_term = list(dict.fromkeys(t for c in query.should + query.must_not for t in topk.clause_terms(c)))
     positive = list(dict.fromkeys(t for c in query.should for t in topk.clause_terms(c)))
     max_document = scope.max_document_id
     reader = _Reader(tenants, any(isinstance(c, Phrase) for c in query.should + query.must_not))
-    upto = "" if max_document is None else " AND first_document <= %s"
+    upto: SqlParams = [] if max_document is None else [max_document]
+    nothing = "CAST(NULL AS bytea)" if connection.vendor == "postgresql" else "NULL"
+    inline = "b.total <= %s"
+    payloads = f"CASE WHEN {inline} THEN b.postings END, CASE WHEN {inline} THEN b.conversations END, " + (
+        f"CASE WHEN {inline} THEN b.positions END" if reader.with_positions else nothing
+    )
+    blocks = (
+        f"SELECT 0 AS kind, b.id, b.tenant_id, b.term, b.first_document, b.last_document, b.count, b.frontier, "  # noqa: S608 - constant tables, bound values
+        f"{payloads} FROM (SELECT id, tenant_id, term, first_document, last_document, count, frontier, postings, "
+        f"conversations, {'positions' if reader.with_positions else nothing} AS positions, "
+        f"SUM(count) OVER (PARTITION BY tenant_id, term) AS total FROM {BLOCKS} "
+        f"WHERE tenant_id IN ({_marks(tenants)}) AND term IN ({_marks(every_term)})"
+        + ("" if max_document is None else " AND first_document <= %s")
+        + ") AS b"
+    )
+    empty = ", ".join([nothing] * 4)
+    tombstones = (
+        f"SELECT 1, document_id, tenant_id, terms, 0, 0, 0, {empty} FROM {TOMBSTONES} "  # noqa: S608 - constant tables, bound values
+        f"WHERE tenant_id IN ({_marks(tenants)})" + ("" if max_document is None else " AND document_id <= %s")
+    )
+    holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
+    unfolded = (
+        f"SELECT 2, d.id, d.conversation_id, d.terms, d.length, 0, 0, {empty} FROM {TAIL} t "  # noqa: S608 - constant tables, bound values
+        f"JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id WHERE t.tenant_id IN ({_marks(tenants)})"
+        + ("" if max_document is None else " AND t.document_id <= %s")
+        + f" AND ({holds})"
+    )
+    sql = f"{blocks} UNION ALL {tombstones} UNION ALL {unfolded}"
+    arguments: SqlParams = [*[INLINE] * (3 if reader.with_positions else 2), *tenants, *every_term, *upto]
+    arguments += [*tenants, *upto, *tenants, *upto, *[f"% {t} %" for t in positive]]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, tenant_id, term, first_document, last_document, count, frontier FROM {BLOCKS} "  # noqa: S608 - constant tables, bound values
-            f"WHERE tenant_id IN ({_marks(tenants)}) AND term IN ({_marks(every_term)}){upto}",
-            [*tenants, *every_term, *([] if max_document is None else [max_document])],
-        )
-        infos = []
-        df = dict.fromkeys(every_term, 0)
-        straddling = []
-        for key, tenant, term, first, last, count, frontier in cursor.fetchall():
-            tfs, lengths = decode_frontier(bytes(frontier))
-            infos.append(topk.BlockInfo(key, tenant, term, first, last, count, tfs, lengths))
-            if max_document is not None and last > max_document:
-                straddling.append((key, term))
-            else:
-                df[term] += count
-        # A later page sees the index as the first did: documents past its newest are out of df too.
-        if straddling and max_document is not None:
-            decoded = reader.postings([key for key, _ in straddling])
-            for key, term in straddling:
-                df[term] += int((decoded[key].ids <= max_document).sum())
-
-        cursor.execute(
-            f"SELECT document_id, terms FROM {TOMBSTONES} WHERE tenant_id IN ({_marks(tenants)})"  # noqa: S608 - constant tables, bound values
-            + ("" if max_document is None else " AND document_id <= %s"),
-            [*tenants, *([] if max_document is None else [max_document])],
-        )
-        deleted: set[int] = set()
-        for key, terms in cursor.fetchall():
-            deleted.add(key)
-            for term in set(terms.split(" ")).intersection(every_term):
-                df[term] -= 1
-
-        holds = " OR ".join(["(' ' || d.terms || ' ') LIKE %s"] * len(positive))
-        cursor.execute(
-            f"SELECT d.id, d.length, d.terms, d.conversation_id FROM {TAIL} t "  # noqa: S608 - constant tables, bound values
-            f"JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
-            f"WHERE t.tenant_id IN ({_marks(tenants)})"
-            + ("" if max_document is None else " AND t.document_id <= %s")
-            + f" AND ({holds})",
-            [*tenants, *([] if max_document is None else [max_document]), *[f"% {t} %" for t in positive]],
-        )
+        cursor.execute(sql, arguments)
         rows = cursor.fetchall()
-        tail = [bm25.Document(key, terms, length=length) for key, length, terms, _ in rows]
-        tail_conversations = {key: conversation for key, _, _, conversation in rows}
+    infos = []
+    df = dict.fromkeys(every_term, 0)
+    straddling = []
+    deleted: set[int] = set()
+    tail: list[bm25.Document] = []
+    tail_conversations: dict[int, int] = {}
+    for kind, key, owner, text, first, last, count, frontier, data, owners, positions in rows:
+        if kind == 0:
+            tfs, lengths = decode_frontier(bytes(frontier))
+            infos.append(topk.BlockInfo(key, owner, text, first, last, count, tfs, lengths))
+            if data is not None:
+                reader.inline[key] = (first, count, bytes(data), bytes(owners))
+                if positions is not None:
+                    reader.read_positions[key] = bytes(positions)
+            if max_document is not None and last > max_document:
+                straddling.append((key, text))
+            else:
+                df[text] += count
+        elif kind == 1:
+            deleted.add(key)
+            for term in set(text.split(" ")).intersection(every_term):
+                df[term] -= 1
+        else:
+            tail.append(bm25.Document(key, text, length=first))
+            tail_conversations[key] = owner
+    # A later page sees the index as the first did: documents past its newest are out of df too.
+    if straddling and max_document is not None:
+        decoded = reader.postings([key for key, _ in straddling])
+        for key, term in straddling:
+            df[term] += int((decoded[key].ids <= max_document).sum())
     for document in tail:
         for term in every_term:
             if document.has(term):
@@ -300,7 +329,18 @@ class BlockSearch:
             ids, first = np.unique(ids[keep], return_index=True)
             conversations = set(owners[keep][first].tolist()) | set(found.tail_conversations.values())
             return MatchCounts(len(ids) + len(found.tail_conversations), len(conversations))
-        every = self.every = _ranked(query, found, self.stats, self.params, _ALL, max_document)
+        # Every match is scored: at once (topk.rank_all), not block by block as a pruning top k visits them.
+        every = self.every = topk.rank_all(
+            query,
+            found.infos,
+            found.df,
+            self.stats,
+            self.params,
+            found.reader,
+            seeds=found.tail,
+            skip=found.deleted,
+            max_document=max_document,
+        )
         tail = [key for key, _ in every if key in found.tail_conversations]
         folded = [key for key, _ in every if key not in found.tail_conversations]
         conversations = found.reader.conversations_of(folded) | {found.tail_conversations[key] for key in tail}

@@ -28,12 +28,14 @@ from django.db import connection
 from search_app import bm25, topk
 from search_app.backends.base import DOCS, DocumentSpan, Filters, Scope, SqlParams
 from search_app.blocks import DecodedBlock, decode, decode_frontier
+from search_app.identify import id_candidate, identified, named_statement
 from search_app.index import IndexState
 from search_app.models import ConversationIndex
 from search_app.query import ParsedQuery, Phrase
 from search_app.ranking.block_ranking import BLOCKS, TAIL, TOMBSTONES, plain_clauses
 from search_app.ranking.protocol import MatchCounts, Ranked, RankInput
-from sessions_app.models import Conversation
+from search_app.results import Identified
+from sessions_app.models import Conversation, Tenant
 
 CONVERSATIONS = ConversationIndex._meta.db_table
 CONVERSATION_ROWS = Conversation._meta.db_table
@@ -49,15 +51,27 @@ class ConversationFacts:
     newest: int
     stats: bm25.ScopeStats
     span: DocumentSpan | None
+    identified: list[Identified] | None = None
+    """What the query names by its id in the conversation, when asked for (None: not asked)."""
+
+
+_FACTS = "facts"
 
 
 def conversation_facts(
-    tenant_ids: Sequence[int], conversation_pk: int | None, external_id: str | None = None
+    tenant_ids: Sequence[int],
+    conversation_pk: int | None,
+    external_id: str | None = None,
+    *,
+    query: str | None = None,
+    tenants: Sequence[Tenant] = (),
 ) -> ConversationFacts | None:
     """One statement, each part by its own index: the conversation's statistics row (documents, length, pending,
-    range), whether one of its documents is unfolded (the tenants' tail joined to the documents by key), and the
-    tenants' newest document (search_app.service's point in time). A pending conversation is out of the scope:
-    its statistics are then none, as `scope_statistics` takes them.
+    range), whether one of its documents is unfolded (the tenants' tail joined to the documents by key), the
+    tenants' newest document (search_app.service's point in time) and, given the `query` (a first page) and the
+    `tenants` searched, the conversations, runs and tool calls of the conversation whose id it is
+    (search_app.identify). A pending conversation is out of the scope: its statistics are then none, as
+    `scope_statistics` takes them.
 
     Given `external_id` instead of `conversation_pk` (conversation scope, a caller reading its whole tenant:
     `tenant_ids` is that one tenant), the same statement finds the conversation as search_app.scope.find_target
@@ -65,7 +79,7 @@ def conversation_facts(
     """
     marks = ", ".join(["%s"] * len(tenant_ids))
     if conversation_pk is not None:
-        source, source_params = "SELECT CAST(%s AS BIGINT) AS id", list[int | str | None]([conversation_pk])
+        source, source_params = "SELECT CAST(%s AS BIGINT) AS id", SqlParams([conversation_pk])
     else:
         source = (
             f"SELECT c.id FROM {CONVERSATION_ROWS} c "  # noqa: S608 - constant tables, bound values
@@ -73,25 +87,39 @@ def conversation_facts(
         )
         source_params = [*tenant_ids, external_id]
     sql = (
-        "SELECT k.id, ci.tenant_id, ci.documents, ci.total_length, ci.pending, ci.first_document, "  # noqa: S608 - constant tables, bound values
-        f"ci.last_document, (SELECT max(n.id) FROM {DOCS} n WHERE n.tenant_id IN ({marks})), "
-        f"EXISTS (SELECT 1 FROM {TAIL} t JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
-        f"WHERE t.tenant_id IN ({marks}) AND d.tenant_id IN ({marks}) AND d.conversation_id = k.id) "
-        f"FROM ({source}) AS k LEFT JOIN {CONVERSATIONS} ci ON ci.tenant_id IN ({marks}) AND ci.conversation_id = k.id"
+        f"SELECT '{_FACTS}' AS kind, ci.tenant_id, '' AS external_id, '' AS run, k.id AS k, ci.documents, "  # noqa: S608 - constant tables, bound values
+        "ci.total_length, CASE WHEN ci.pending THEN 1 ELSE 0 END AS pending, ci.first_document, ci.last_document, "
+        f"(SELECT max(n.id) FROM {DOCS} n WHERE n.tenant_id IN ({marks})) AS newest, "
+        f"CASE WHEN EXISTS (SELECT 1 FROM {TAIL} t JOIN {DOCS} d ON d.tenant_id = t.tenant_id AND d.id = t.document_id "
+        f"WHERE t.tenant_id IN ({marks}) AND d.tenant_id IN ({marks}) AND d.conversation_id = k.id) THEN 1 ELSE 0 END "
+        f"AS unfolded FROM ({source}) AS k LEFT JOIN {CONVERSATIONS} ci ON ci.tenant_id IN ({marks}) "
+        "AND ci.conversation_id = k.id"
     )
-    params = [*tenant_ids, *tenant_ids, *tenant_ids, *source_params, *tenant_ids]
+    params: SqlParams = [*tenant_ids, *tenant_ids, *tenant_ids, *source_params, *tenant_ids]
+    candidate = id_candidate(query) if query is not None else None
+    if candidate is not None:
+        # The ids the query names within the conversation (found by its id: the same subquery as above, again).
+        conversation = None if conversation_pk is not None else (f"({source})", [*source_params])
+        named, named_params = named_statement(candidate, tuple(tenant_ids), conversation_pk, None, conversation)
+        sql += f" UNION ALL SELECT named.*, {', '.join(['NULL'] * 7)} FROM ({named}) AS named"  # noqa: S608 - constant tables, bound values
+        params += named_params
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
+        rows = cursor.fetchall()
+    facts = next((row for row in rows if row[0] == _FACTS), None)
+    if facts is None:
         return None
-    key, tenant_id, documents, total_length, pending, first, last, newest, unfolded = row
+    _, tenant_id, _, _, key, documents, total_length, pending, first, last, newest, unfolded = facts
     pending = bool(pending)
     stats = bm25.ScopeStats(0, 0) if pending or tenant_id is None else bm25.ScopeStats(documents, total_length)
     span = None
     if tenant_id is not None and not pending and first is not None and last is not None:
         span = DocumentSpan(tenant_id, first, last, documents)
-    return ConversationFacts(key, IndexState(pending, bool(unfolded)), newest or 0, stats, span)
+    found = None
+    if query is not None:
+        names = [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in rows if r[0] != _FACTS]
+        found = identified(candidate, names, tenants) if candidate is not None else []
+    return ConversationFacts(key, IndexState(pending, bool(unfolded)), newest or 0, stats, span, found)
 
 
 def _narrow(span: DocumentSpan | None) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 from search_app import blocks, bm25
 from search_app.query import parse_query
-from search_app.topk import BlockInfo, phrase_frequency, top_k
+from search_app.topk import BlockInfo, phrase_frequency, rank_all, top_k
 
 VOCABULARY = [f"w{i}" for i in range(400)]
 
@@ -101,6 +101,38 @@ def test_top_k_over_blocks_equals_brute_force(seed):
     index = MemoryIndex({1: docs})
     for query in random_queries(random.Random(seed), docs, 120):
         assert_same(ours(index, docs, query, 10), brute_force(docs, query, 10))
+
+
+def every_match(index: MemoryIndex, docs: dict[int, list[str]], query: str) -> list[tuple[int, float]]:
+    parsed = parse_query(query)
+    stats = bm25.ScopeStats(len(docs), sum(len(t) for t in docs.values()))
+    documents = [bm25.Document(key, " ".join(terms)) for key, terms in docs.items()]
+    df = bm25.document_frequencies(parsed, documents)
+    for clause in parsed.must_not:
+        for term in getattr(clause, "terms", (getattr(clause, "term", None),)):
+            df.setdefault(term, 0)
+    return rank_all(parsed, index.infos, df, stats, bm25.Bm25Params(), index)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_match_ranked_at_once_is_the_whole_brute_force_ranking(seed):
+    # Words, phrases (repeated words included), exclusions; two tenants with interleaved ids.
+    first = {key * 2: terms for key, terms in corpus(700, seed).items()}
+    second = {key * 2 + 1: terms for key, terms in corpus(700, seed + 10).items()}
+    repeated = {1: {10**6: ["w0", "w0", "w0", "w1"]}, 2: {10**6 + 1: ["w0", "w0", "w0", "w0"]}}
+    docs = {**first, **second, **repeated[1], **repeated[2]}
+    index = MemoryIndex({1: {**first, **repeated[1]}, 2: {**second, **repeated[2]}})
+    queries = [*random_queries(random.Random(seed), docs, 60), '"w0 w0"', '"w0 w0" -w1', '"w1 w0" "w0 w1"']
+    for query in queries:
+        assert_same(every_match(index, docs, query), brute_force(docs, query, len(docs)))
+
+
+def test_every_match_ranked_at_once_reads_each_block_once():
+    docs = corpus(5000, 4)
+    index = MemoryIndex({1: docs})
+    every_match(index, docs, '"w0 w1"')
+    read_once = index.reads
+    assert read_once <= sum(1 for info in index.infos if info.term in ("w0", "w1"))
 
 
 def test_several_tenants_are_one_scope_with_their_own_blocks():
