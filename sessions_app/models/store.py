@@ -220,9 +220,15 @@ class Snapshot(models.Model):
 
 
 class SnapshotMessage(models.Model):
-    # The tenant again, as on every tenant-owned row: keys, foreign keys and partitions carry it (docs/SCALING.md).
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
-    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="refs")
+    """A snapshot's message at one position: a row per message per snapshot, so a snapshot of a 1,000-message
+    history writes 1,000. No database constraint checks its tenant or snapshot: on the partitioned table
+    PostgreSQL 15 ran both checks per row at commit, 40 ms of a 1,000-message snapshot's 45 (migration 0024).
+    They are written by one code path, in the transaction that writes their snapshot, and the ORM's cascade
+    deletes them with it."""
+
+    # The tenant again, as on every tenant-owned row: keys and partitions carry it (docs/SCALING.md).
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="refs", db_constraint=False)
     position = models.PositiveIntegerField()
     message = models.ForeignKey(StoredMessage, on_delete=models.PROTECT, related_name="+")
 

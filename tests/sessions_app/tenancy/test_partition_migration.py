@@ -102,8 +102,9 @@ def test_the_migration_moves_a_store_with_data_into_tenant_partitions(scratch_da
         ).fetchone()
         assert next_ref == 501
         with pytest.raises(psycopg.errors.ForeignKeyViolation):
-            # A tenant's reference to another tenant's snapshot is refused by the keys.
+            # A tenant's transcript row in another tenant's run is refused by the keys.
             db.execute(
-                "INSERT INTO sessions_app_snapshotmessage (tenant_id, snapshot_id, position, message_id) "
-                "VALUES (1, 20, 3, 11)"
+                "INSERT INTO sessions_app_transcriptentry (tenant_id, conversation_id, position, run_id, message_id, "
+                "role, text, recovered_from_compaction, summary_artifact, facts) "
+                "VALUES (1, 10, 2, 20, 11, 'user', 'x', false, false, '{}')"
             )
