@@ -8,9 +8,16 @@ The master also supervises the search fold worker (`manage.py fold_worker`, sear
 its own beside the web workers: started once gunicorn is ready, started again within a second whenever it exits,
 stopped with the server. Its work lives in the database, so a restart loses nothing. `SESSIONDESK_FOLD_WORKER=false`
 leaves it to another host.
+
+Each web worker runs Python's full garbage collection itself, after a response is written, not inside whichever
+request crosses the threshold: it walks every object the process keeps (the transcripts, messages and folds kept
+for the conversations being written), and at a 1,000-message conversation one took 145 ms, in both workers near
+the same moment, which set the OTLP export's p95 (docs/BENCHMARKS.md, issue 24). What a worker loaded at start
+is frozen out of every collection.
 """
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -58,6 +65,20 @@ def _supervise() -> None:
         while not _exited(pid) and not _stopping.wait(1.0):
             pass
         _stopping.wait(1.0)  # a worker that fails at once is not restarted in a tight loop
+
+
+FULL_COLLECTION_AFTER = 10  # collections of the middle generation between two full ones: Python's own default
+
+
+def post_worker_init(worker: Any) -> None:
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 2**31 - 1)  # no full collection of Python's own; post_request runs them
+
+
+def post_request(worker: Any, request: Any, environ: Any, response: Any) -> None:
+    if gc.get_count()[2] >= FULL_COLLECTION_AFTER:
+        gc.collect()
 
 
 def when_ready(server: Any) -> None:
