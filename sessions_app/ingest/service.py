@@ -124,14 +124,16 @@ def _store_messages(
 
     A message already stored is not looked up by its sha256 when its id is known: a message of the conversation's
     current fold (the object the memo handed the payload, its row referenced by the locked conversation's
-    transcript), or one the caller read from the stored transcript (`known_ids`, by id() of the payload's message
-    object: checked to exist in one query by primary key). A long history repeated each step then reads back only
-    its new messages.
+    transcript), or one of a fold this process kept before another wrote the conversation, or one the caller read
+    from the stored transcript (`known_ids`); those two by id() of the payload's message object, checked to exist
+    in one query by primary key. A long history repeated each step then reads back only its new messages.
     """
     current: dict[int, int] = {}
+    known_ids = dict(known_ids)
     for conversation in {runs[item.payload.run_id].conversation_id: runs[item.payload.run_id].conversation
                          for item in prepared}.values():  # fmt: skip
-        current.update(fold_cache.stored_ids_of_current(conversation))
+        kept_ids, is_current = fold_cache.stored_ids_of_kept(conversation)
+        (current if is_current else known_ids).update(kept_ids)
     ids: dict[str, int] = {}
     claimed: dict[str, int] = {}
     wanted: dict[str, tuple[str, str]] = {}

@@ -2,7 +2,7 @@
 
 Three calls: `take` the conversation's fold (one this transaction wrote, else one committed), `keep_after_commit` the
 fold a write leaves (for this transaction's next write at once, for every thread once it commits), `forget_all`; and
-`peek`, which looks at a fold without taking it (`stored_ids_of_current`: ingestion's ids of messages it holds).
+`peek`, which looks at a fold without taking it (`stored_ids_of_kept`: ingestion's ids of messages it holds).
 A fold is keyed by the database and the conversation's identity, and the cache holds at most
 `SESSIONDESK_RECOVERY_CACHE_MESSAGES` messages, forgetting the least recently written folds first.
 """
@@ -99,16 +99,16 @@ def peek(conversation: Conversation) -> Kept | None:
         return _kept.get(key)
 
 
-def stored_ids_of_current(conversation: Conversation) -> dict[int, int]:
-    """StoredMessage id by id() of each message of the conversation's fold, when the fold is the store's latest
-    (its transcript rows reference exactly these, so they exist while the conversation is locked); else {}."""
+def stored_ids_of_kept(conversation: Conversation) -> tuple[dict[int, int], bool]:
+    """StoredMessage id by id() of each message of the conversation's fold ({} without one), and whether the fold
+    is the store's latest: then its transcript rows reference exactly these, so they exist while the conversation
+    is locked. A fold another process has written past since still names rows it stored, which the caller checks
+    exist (with two web workers taking a conversation's writes in turns, that is every other write)."""
     kept = peek(conversation)
-    if kept is None or kept.snapshots_folded != conversation.snapshots_folded:
-        return {}
-    entries = kept.fold.entries
-    if len(entries) != len(kept.message_ids):
-        return {}
-    return {id(entry.message): message_id for entry, message_id in zip(entries, kept.message_ids, strict=True)}
+    if kept is None or len(kept.fold.entries) != len(kept.message_ids):
+        return {}, False
+    ids = {id(entry.message): message_id for entry, message_id in zip(kept.fold.entries, kept.message_ids, strict=True)}
+    return ids, kept.snapshots_folded == conversation.snapshots_folded
 
 
 def keep_after_commit(conversation: Conversation, kept: Kept) -> None:

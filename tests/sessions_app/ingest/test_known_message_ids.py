@@ -3,6 +3,8 @@ from the conversation's current fold (POST) or from the stored copies OTLP read 
 references stored are the ones the slow path (every message looked up by sha256) stores."""
 
 import json
+from collections import OrderedDict
+from collections.abc import Callable
 
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -51,10 +53,12 @@ def looked_up(monkeypatch) -> list[int]:
     return sizes
 
 
-def post_all(client, key: str, runs: list[list], *, forget: bool) -> None:
-    for n, history in enumerate(runs):
-        if forget:
-            fold_cache.forget_all()  # another process wrote the conversation last: no current fold here
+def post_all(
+    client, key: str, runs: list[list], *, before: Callable[[int], None] = lambda n: None, start: int = 0
+) -> None:
+    """Each history POSTed as run `start`, `start` + 1 and on, `before(n)` called ahead of run n."""
+    for n, history in enumerate(runs, start):
+        before(n)
         body = {
             "conversation_id": "long",
             "run_id": f"long-{n}",
@@ -77,10 +81,11 @@ def test_a_history_posted_again_looks_up_only_its_new_messages_and_stores_the_sa
     _, slow_key = create_api_key(slow, "server")
     fold_cache.forget_all()
     sizes = looked_up(monkeypatch)
-    post_all(client, fast_key, runs, forget=False)
+    post_all(client, fast_key, runs)
     fast_sizes = list(sizes)
     sizes.clear()
-    post_all(client, slow_key, runs, forget=True)
+    # Another process wrote the conversation last, and this one kept no fold of it.
+    post_all(client, slow_key, runs, before=lambda n: fold_cache.forget_all())
 
     # Past the first run only the run's four new messages are looked up; without a current fold, every message.
     assert fast_sizes == [4] * RUNS
@@ -90,6 +95,36 @@ def test_a_history_posted_again_looks_up_only_its_new_messages_and_stores_the_sa
     for tenant in (fast, slow):
         conversation = Conversation.objects.get(tenant=tenant, external_id="long")
         assert conversation.message_count == 4 * RUNS
+
+
+@pytest.mark.django_db
+def test_on_two_workers_in_turns_a_post_looks_up_only_the_messages_its_worker_has_not_stored(
+    client, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A worker's fold from before the other worker's write still names the rows it stored (checked by primary
+    key): only the other worker's messages and the new ones are looked up, not the whole history."""
+    runs = histories(RUNS)
+    turns, slow = Tenant.objects.create(slug="turns", name="turns"), Tenant.objects.create(slug="slow", name="slow")
+    _, turns_key = create_api_key(turns, "server")
+    _, slow_key = create_api_key(slow, "server")
+    folds: dict[int, OrderedDict] = {0: OrderedDict(), 1: OrderedDict()}
+    sizes = looked_up(monkeypatch)
+
+    def worker_of(n: int) -> None:
+        monkeypatch.setattr(fold_cache, "_kept", folds[n % 2])
+
+    for n, history in enumerate(runs):
+        with django_capture_on_commit_callbacks(execute=True):  # each POST commits, and its worker keeps its fold
+            post_all(client, turns_key, [history], before=worker_of, start=n)
+    monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
+    turns_sizes = list(sizes)
+    post_all(client, slow_key, runs, before=lambda n: fold_cache.forget_all())
+
+    # The second worker's first write knows nothing; after that each looks up the other's run and its own.
+    assert turns_sizes == [4, 8] + [8] * (RUNS - 2)
+    assert referenced_shas(turns) == referenced_shas(slow)
+    conversation = Conversation.objects.get(tenant=turns, external_id="long")
+    assert conversation.message_count == 4 * RUNS
 
 
 @pytest.mark.django_db
