@@ -87,11 +87,12 @@ def empty_tables() -> None:
 
     # No fold runs in this process (the fold worker is a process of its own, not started here).
     with connection.cursor() as cursor:
-        # The search tail and tombstones hold document ids without a foreign key (triggers keep them), so the
-        # cascade from the tenants does not reach them: with identities restarted they would collide.
+        # The search tail and tombstones hold document ids without a foreign key (triggers keep them), and a
+        # snapshot's message references have none in the database (sessions_app 0024), so the cascade from the
+        # tenants does not reach them: with identities restarted they would collide.
         cursor.execute(
             "TRUNCATE sessions_app_tenant, search_app_unfoldeddocument, search_app_deleteddocument,"
-            " search_app_postingblock RESTART IDENTITY CASCADE"
+            " search_app_postingblock, sessions_app_snapshotmessage RESTART IDENTITY CASCADE"
         )
 
 
