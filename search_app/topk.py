@@ -141,6 +141,31 @@ class _Search:
     positions: dict[int, tuple[Ints, Ints]] = field(default_factory=dict)
     """Per block: every document's positions one after the other, and where each document's start."""
 
+    @classmethod
+    def over(
+        cls,
+        query: ParsedQuery,
+        blocks: Iterable[BlockInfo],
+        df: dict[str, int],
+        stats: ScopeStats,
+        params: Bm25Params,
+        reader: BlockReader,
+        skip: Collection[int],
+        max_document: int | None,
+    ) -> "_Search":
+        """A search of `blocks` (those starting past `max_document` left out), grouped into each tenant's run of
+        each word, with each word's weight from its document frequency `df` over the whole scope."""
+        grouped: dict[tuple[int, str], list[BlockInfo]] = {}
+        for block in blocks:
+            if max_document is None or block.first <= max_document:
+                grouped.setdefault((block.tenant, block.term), []).append(block)
+        runs = {key: _Run.of(found) for key, found in grouped.items()}
+        weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
+        return cls(query, runs, weights, stats, params, reader, skip, max_document)
+
+    def tenants(self) -> list[int]:
+        return sorted({tenant for tenant, _ in self.runs})
+
     def run(self, tenant: int, term: str) -> _Run:
         return self.runs.get((tenant, term)) or _Run([], np.zeros(0, np.int64), np.zeros(0, np.int64))
 
@@ -313,14 +338,8 @@ def top_k(
     """The best `k` (document id, score) of the blocks' documents and the `seeds` (documents scored elsewhere, the
     unfolded tail), best first, ties by id. `df` is each term's document frequency over the whole scope; `skip`
     holds deleted documents still in blocks; documents past `max_document` are left out."""
-    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
-    for block in blocks:
-        if max_document is None or block.first <= max_document:
-            grouped.setdefault((block.tenant, block.term), []).append(block)
-    runs = {key: _Run.of(found) for key, found in grouped.items()}
-    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
-    search = _Search(query, runs, weights, stats, params, reader, skip, max_document)
-    tenants = sorted({tenant for tenant, _ in runs})
+    search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
+    tenants = search.tenants()
     drivers = [_driver(search, i, clause, df, tenants) for i, clause in enumerate(query.should)]
 
     # The worst of the best k sits on top of a min-heap ordered by (score, -id).
@@ -387,24 +406,17 @@ def rank_all(
     scored in one call, the other words' blocks overlapping them probed in one more read, phrases verified from
     positions for all documents together. Without pruning there is nothing to gain from visiting blocks one at a
     time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
-    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
-    for block in blocks:
-        if max_document is None or block.first <= max_document:
-            grouped.setdefault((block.tenant, block.term), []).append(block)
-    runs = {key: _Run.of(found) for key, found in grouped.items()}
-    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
-    search = _Search(query, runs, weights, stats, params, reader, skip, max_document)
-    tenants = sorted({tenant for tenant, _ in runs})
+    search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
     unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
     keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
     for seed_key, seed_value in seeds:
         keys.append(np.array([seed_key], dtype=np.int64))
         values.append(np.array([seed_value]))
-    for tenant in tenants:
+    for tenant in search.tenants():
         driving: list[BlockInfo] = []
         for clause in query.should:
             words = clause_terms(clause)
-            if not all(t in weights for t in words):
+            if not all(t in search.weights for t in words):
                 continue  # a word no document of the scope holds: the clause matches nothing
             term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
             driving += search.run(tenant, term).blocks
@@ -509,15 +521,9 @@ def rank_within(
                 values.append(value)
     found_keys = [np.array(keys, dtype=np.int64)]
     found_values = [np.array(values, dtype=np.float64)]
-    grouped: dict[tuple[int, str], list[BlockInfo]] = {}
-    for info, _ in blocks:
-        if max_document is None or info.first <= max_document:
-            grouped.setdefault((info.tenant, info.term), []).append(info)
-    runs = {key: _Run.of(found) for key, found in grouped.items()}
-    weights = {term: idf(count, stats.documents) for term, count in df.items() if count > 0}
     reader = _Loaded({info.key: block for info, block in blocks}, positions)
-    search = _Search(query, runs, weights, stats, params, reader, (), max_document)
-    for tenant in sorted({tenant for tenant, _ in runs}):
+    search = _Search.over(query, (info for info, _ in blocks), df, stats, params, reader, (), max_document)
+    for tenant in search.tenants():
         found_ids, found_lengths = [], []
         for clause in query.should:
             words = clause_terms(clause)
