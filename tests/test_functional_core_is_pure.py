@@ -14,6 +14,7 @@ PURE_MODULES = [
     "sessions_app.core.api_input",
     "input_errors",
     "sessions_app.core.paging",
+    "sessions_app.core.sized_lru",
     "sessions_app.transcripts.message_facts",
     "sessions_app.dashboard.latency",
     "sessions_app.transcripts.prices",

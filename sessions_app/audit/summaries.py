@@ -5,47 +5,44 @@ A kept summary is only used for a history whose stored messages begin with exact
 (`gates.summary.extends`), so what it answers never depends on where it came from; a miss audits from scratch.
 """
 
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from pydantic_ai.messages import ModelMessage
 
 from sessions_app.audit.gates.summary import HistorySummary, extends, summarize
+from sessions_app.core.sized_lru import SizedLRU
 
 PER_CONVERSATION = 6
 
 
 class Summaries:
     def __init__(self, limit: int = 50_000) -> None:
-        self.limit = limit  # stored messages held across all kept summaries
-        self._kept: OrderedDict[Hashable, list[HistorySummary]] = OrderedDict()
-        self._held = 0
-        self._lock = threading.Lock()
+        # Stored messages held across all kept summaries.
+        self._kept: SizedLRU[Hashable, list[HistorySummary]] = SizedLRU(limit, _messages_held)
 
     def find(self, key: Hashable, stored: Sequence[str], messages: Sequence[ModelMessage]) -> HistorySummary | None:
         """The longest kept summary of a prefix of this history, if any."""
-        with self._lock:
-            kept = list(self._kept.get(key, ()))
-        found = [summary for summary in kept if extends(summary, stored, messages)]
+        found = [summary for summary in self._kept.get(key) or () if extends(summary, stored, messages)]
         return max(found, key=lambda summary: len(summary.stored), default=None)
 
     def keep(self, key: Hashable, summary: HistorySummary) -> None:
-        if not summary.reusable or len(summary.stored) > self.limit:
+        """Keep `summary` first among the conversation's, with as many of the others as the limit leaves room for."""
+        if not summary.reusable or len(summary.stored) > self._kept.limit:
             return
-        with self._lock:
-            before = self._kept.pop(key, [])
-            kept = [summary, *(s for s in before if s.stored != summary.stored)][:PER_CONVERSATION]
-            self._held += sum(len(s.stored) for s in kept) - sum(len(s.stored) for s in before)
-            self._kept[key] = kept
-            while self._held > self.limit and len(self._kept) > 1:
-                _, dropped = self._kept.popitem(last=False)
-                self._held -= sum(len(s.stored) for s in dropped)
+        others = (kept for kept in self._kept.get(key) or () if kept.stored != summary.stored)
+        kept = [summary]
+        for other in others:
+            if len(kept) == PER_CONVERSATION or _messages_held([*kept, other]) > self._kept.limit:
+                break
+            kept.append(other)
+        self._kept.put(key, kept)
 
     def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-            self._held = 0
+        self._kept.clear()
+
+
+def _messages_held(summaries: list[HistorySummary]) -> int:
+    return sum(len(summary.stored) for summary in summaries)
 
 
 SUMMARIES = Summaries()

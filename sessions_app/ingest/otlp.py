@@ -23,9 +23,8 @@ run comes out as if its spans had come in one export.
 
 import base64
 import math
-import threading
 from bisect import bisect_left
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
@@ -39,6 +38,7 @@ from pydantic_core import to_json
 
 from input_errors import RejectedInput
 from sessions_app.core.api_input import decode_json
+from sessions_app.core.sized_lru import SizedLRU
 from sessions_app.ingest.otlp_wire import Json, SpanFacts, spans_of
 from sessions_app.ingest.payloads import (
     IngestError,
@@ -282,21 +282,17 @@ class ReadHistories:
     memory again); pure (no Django)."""
 
     def __init__(self, limit: int = 16_000_000) -> None:
-        self.limit = limit
-        self._kept: OrderedDict[str, _Read] = OrderedDict()
-        self._held = 0
-        self._lock = threading.Lock()
+        self._kept: SizedLRU[str, _Read] = SizedLRU(limit, lambda read: len(read.text))
 
     def read(self, conversation: str, text: str) -> tuple[str, list[dict[str, Json]] | None]:
         """`_read_history(text)`, reading only what follows the text kept for `conversation` when it begins so."""
-        with self._lock:
-            kept = self._kept.get(conversation)
+        kept = self._kept.get(conversation)
         messages = self._after(kept, text) if kept is not None else None
         problem = ""
         if messages is None:
             problem, messages = _read_history(text)
         if messages is not None:
-            self._keep(conversation, _Read(text, messages))
+            self._kept.put(conversation, _Read(text, messages))
             messages = list(messages)
         return problem, messages
 
@@ -312,19 +308,8 @@ class ReadHistories:
             return None  # unreadable, or two requests that read whole are one (pydantic-ai splits one by role)
         return kept.messages + added
 
-    def _keep(self, conversation: str, read: _Read) -> None:
-        with self._lock:
-            old = self._kept.pop(conversation, None)
-            self._held += len(read.text) - (len(old.text) if old is not None else 0)
-            self._kept[conversation] = read
-            while self._held > self.limit and self._kept:
-                _, dropped = self._kept.popitem(last=False)
-                self._held -= len(dropped.text)
-
     def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-            self._held = 0
+        self._kept.clear()
 
 
 READ_HISTORIES = ReadHistories()
