@@ -1,12 +1,15 @@
 """Where a threaded run's ingest grows with its history (issue 24): each named step's time, in process, averaged
 over 20 runs early in a thread (history 20 to 100 messages) and 20 runs at its end (about 1,000), and the difference.
 
-    PROF_DB=postgres://root@127.0.0.1:5432/sd_growth .venv/bin/python bench/ingest_growth.py otlp|post [RUNS]
+    PROF_DB=postgres://root@127.0.0.1:5432/sd_growth .venv/bin/python bench/ingest_growth.py otlp|batch|post [RUNS]
 
 A real agent (tests/agents.weather_agent, four messages a run) runs RUNS times (260 by default) threaded through
 `message_history`; each run is posted through Django's test client as production's view takes it: OTLP, the run's
-spans as one protobuf export to /v1/traces; post, the whole history as POST /api/v1/snapshots. Each step is timed
-by a wrapper (wall clock, so compare within one run at one load); a step absent from the code is left out.
+spans as one protobuf export to /v1/traces; post, the whole history as POST /api/v1/snapshots. `batch` is
+BatchSpanProcessor's shape as bench/otlp_http.py sends it: four conversations side by side, one export per round
+(four runs), taken in turns by two simulated workers (each export finds the process state, the kept folds and
+memos, of the worker that took the export before last), and a step's time is per export. Each step is timed by a
+wrapper (wall clock, so compare within one run at one load); a step absent from the code is left out.
 """
 
 import functools
@@ -40,6 +43,8 @@ STEPS = [
     ("sessions_app.ingest.service", "_store_messages"),
     ("sessions_app.ingest.service", "_store_snapshots"),
     ("sessions_app.ingest.service", "_recover"),
+    ("sessions_app.transcripts.store", "_catch_up"),
+    ("sessions_app.transcripts.store", "rebuild_transcript"),
     ("sessions_app.transcripts.recovery.fold", "RecoveryFold.apply"),
     ("sessions_app.ingest.service", "_audit"),
     ("sessions_app.ingest.service", "_answers"),
@@ -78,6 +83,61 @@ def timed(steps: list[tuple[str, str]], spent: dict[tuple[str, str], float], pha
     return found
 
 
+def record_batch(runs: int, width: int = 4) -> list[bytes]:
+    """Each round's spans of `width` conversations threading side by side, as one protobuf export."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    from tests.agents import weather_agent
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    agent = weather_agent()
+    histories: dict[str, Any] = {f"lane-{lane}": None for lane in range(width)}
+    bodies = []
+    for n in range(runs):
+        for name in histories:
+            histories[name] = agent.run_sync(
+                f"Weather, question {n}?", message_history=histories[name], conversation_id=name,
+                capabilities=[instrumentation],
+            ).all_messages()  # fmt: skip
+        bodies.append(encode_spans(memory.get_finished_spans()).SerializeToString())
+        memory.clear()
+    return bodies
+
+
+class TwoWorkers:
+    """The state a web worker keeps between requests, swapped so that requests alternate between two of them."""
+
+    def __init__(self) -> None:
+        from sessions_app.audit.summaries import SUMMARIES
+        from sessions_app.ingest import otlp, traces
+        from sessions_app.ingest.message_memo import MEMO
+        from sessions_app.transcripts import fold_cache
+
+        self.objects = [SUMMARIES, otlp.READ_HISTORIES, MEMO]
+        self.dicts = [fold_cache._kept, traces._CACHE]
+        self.other: tuple[list[dict[str, Any]], list[dict[Any, Any]]] = (
+            [vars(type(o)()) for o in self.objects],
+            [{} for _ in self.dicts],
+        )
+
+    def swap(self) -> None:
+        mine = ([o.__dict__ for o in self.objects], [dict(d) for d in self.dicts])
+        for target, saved in zip(self.objects, self.other[0], strict=True):
+            target.__dict__ = saved
+        for table, kept in zip(self.dicts, self.other[1], strict=True):
+            table.clear()
+            table.update(kept)
+        self.other = mine
+
+
 def main() -> None:
     mode, runs = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 260
     setup(os.environ.get("PROF_DB", "postgres://root@127.0.0.1:5432/sd_growth"))
@@ -98,6 +158,9 @@ def main() -> None:
 
         bodies, _ = otlp_bench.record(runs)
         path, content_type = "/v1/traces", "application/x-protobuf"
+    elif mode == "batch":
+        bodies, path, content_type = record_batch(runs), "/v1/traces", "application/x-protobuf"
+        workers = TwoWorkers()
     else:
         agent, history, bodies = weather_agent(), None, []
         for n in range(runs):
@@ -109,6 +172,8 @@ def main() -> None:
     client = Client()
     for i, body in enumerate(bodies):
         phase[0] = "early" if 5 <= i < 5 + SAMPLES else "late" if i >= len(bodies) - SAMPLES else "warm"
+        if mode == "batch":
+            workers.swap()
         response = client.post(path, data=body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {key}")
         assert response.status_code in (200, 201), response.content
     print(f"{mode}, {runs} runs, load {os.getloadavg()}, mean ms over {SAMPLES} runs each")

@@ -50,7 +50,7 @@ from sessions_app.tenancy.scoping import runs_with_conversation, scoped
 from sessions_app.transcripts import fold_cache, list_columns
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.runtime_spans import ANSWER_KINDS, Answer, answers_in_history, store_decisions
-from sessions_app.transcripts.store import NewSnapshot, update_transcript
+from sessions_app.transcripts.store import NewSnapshot, catch_up, update_transcript
 
 logger = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 5
@@ -130,8 +130,7 @@ def _store_messages(
     """
     current: dict[int, int] = {}
     known_ids = dict(known_ids)
-    for conversation in {runs[item.payload.run_id].conversation_id: runs[item.payload.run_id].conversation
-                         for item in prepared}.values():  # fmt: skip
+    for conversation in _conversations_of(prepared, runs):
         kept_ids, is_current = fold_cache.stored_ids_of_kept(conversation)
         (current if is_current else known_ids).update(kept_ids)
     ids: dict[str, int] = {}
@@ -159,6 +158,11 @@ def _store_messages(
     found, inserted = store_messages(tenant.id, wanted)
     ids.update(found)
     return ids, inserted
+
+
+def _conversations_of(prepared: Sequence[_Prepared], runs: Mapping[str, Run]) -> list[Conversation]:
+    by_pk = {runs[item.payload.run_id].conversation_id: runs[item.payload.run_id].conversation for item in prepared}
+    return list(by_pk.values())
 
 
 def _lock_conversations(tenant: Tenant, external_ids: Iterable[str]) -> dict[str, Conversation]:
@@ -365,6 +369,8 @@ def _ingest(
     with one_writer(), transaction.atomic():
         runs = _locked_runs(tenant, prepared, tool_effects, source, api_key)
         fresh = _fresh(tenant, prepared, runs, result)
+        for conversation in _conversations_of(fresh, runs):
+            catch_up(conversation)  # another worker's writes, so the fold names the ids of the history's messages
         message_ids, result.new_messages = _store_messages(tenant, fresh, runs, known_ids or {})
         stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
         result.created = [snapshot.id for snapshot in stored.snapshots]

@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage
 from model_messages.rendering import message_role, message_text
 from model_messages.serialization import dump_message, load_message, sha256_text
 from search_app import index
+from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.storage import store_messages
 from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 from sessions_app.transcripts import fold_cache, list_columns
@@ -273,7 +274,10 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     missing = sorted({message_id for ids in refs.values() for message_id in ids} - objects.keys())
     for start in range(0, len(missing), 2000):
         rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[start : start + 2000])
-        objects.update((message_id, load_message(data)) for message_id, data in rows.values_list("id", "data"))
+        for message_id, data in rows.values_list("id", "data"):
+            # The memo's object, which the request's payload holds too if it carries the message.
+            known = MEMO.keep(message := load_message(data), loaded_from=data)
+            objects[message_id] = known.message if known is not None else message
     if any(message_id not in objects for ids in refs.values() for message_id in ids):
         return False
     caught = sorted(
@@ -302,6 +306,18 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     kept.snapshots_folded = conversation.snapshots_folded
     kept.max_snapshot_id = max(snapshot.pk for snapshot in snapshots)
     return True
+
+
+def catch_up(conversation: Conversation) -> None:
+    """Fold into this process's kept fold of the conversation the snapshots other processes stored since, before a
+    write stores anything of it (under the conversation's lock), so that the write takes the ids of its history's
+    messages from a current fold; a fold that cannot catch up is dropped, and the write recovers from scratch."""
+    kept = fold_cache.peek(conversation)
+    if kept is None or kept.snapshots_folded == conversation.snapshots_folded:
+        return
+    kept = fold_cache.take(conversation)
+    if kept is not None and _catch_up(conversation, kept, ()):
+        fold_cache.keep_after_commit(conversation, kept)
 
 
 def update_transcript(

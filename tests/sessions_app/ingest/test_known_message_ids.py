@@ -10,6 +10,7 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from sessions_app.ingest import service, traces
+from sessions_app.ingest.message_memo import MEMO, MessageMemo
 from sessions_app.models import Conversation, Snapshot, SnapshotMessage, StoredMessage, Tenant
 from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.transcripts import fold_cache
@@ -98,30 +99,36 @@ def test_a_history_posted_again_looks_up_only_its_new_messages_and_stores_the_sa
 
 
 @pytest.mark.django_db
-def test_on_two_workers_in_turns_a_post_looks_up_only_the_messages_its_worker_has_not_stored(
+def test_on_two_workers_in_turns_a_post_looks_up_only_its_new_messages(
     client, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """A worker's fold from before the other worker's write still names the rows it stored (checked by primary
-    key): only the other worker's messages and the new ones are looked up, not the whole history."""
+    """A worker whose fold is from before the other worker's write folds that write in first (under the
+    conversation's lock, before storing anything), so its fold names the whole history's rows again: past each
+    worker's first write, a POST looks up only its run's new messages, and stores the slow path's references."""
     runs = histories(RUNS)
     turns, slow = Tenant.objects.create(slug="turns", name="turns"), Tenant.objects.create(slug="slow", name="slow")
     _, turns_key = create_api_key(turns, "server")
     _, slow_key = create_api_key(slow, "server")
     folds: dict[int, OrderedDict] = {0: OrderedDict(), 1: OrderedDict()}
+    memos = {0: vars(MessageMemo()), 1: vars(MessageMemo())}  # each worker validates what it was sent itself
     sizes = looked_up(monkeypatch)
 
     def worker_of(n: int) -> None:
         monkeypatch.setattr(fold_cache, "_kept", folds[n % 2])
+        MEMO.__dict__ = memos[n % 2]
 
-    for n, history in enumerate(runs):
-        with django_capture_on_commit_callbacks(execute=True):  # each POST commits, and its worker keeps its fold
-            post_all(client, turns_key, [history], before=worker_of, start=n)
+    try:
+        for n, history in enumerate(runs):
+            with django_capture_on_commit_callbacks(execute=True):  # each POST commits; its worker keeps its fold
+                post_all(client, turns_key, [history], before=worker_of, start=n)
+    finally:
+        MEMO.__dict__ = vars(MessageMemo())
     monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
     turns_sizes = list(sizes)
     post_all(client, slow_key, runs, before=lambda n: fold_cache.forget_all())
 
-    # The second worker's first write knows nothing; after that each looks up the other's run and its own.
-    assert turns_sizes == [4, 8] + [8] * (RUNS - 2)
+    # The second worker's first write knows nothing, so it looks up the first run's messages and its own.
+    assert turns_sizes == [4, 8] + [4] * (RUNS - 2)
     assert referenced_shas(turns) == referenced_shas(slow)
     conversation = Conversation.objects.get(tenant=turns, external_id="long")
     assert conversation.message_count == 4 * RUNS
