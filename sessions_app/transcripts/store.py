@@ -443,26 +443,34 @@ def _write_changes(
 
 
 def delete_conversations(conversations: QuerySet[Conversation]) -> int:
-    """Delete conversations with their runs, snapshots, transcript, index entries and now-unreferenced messages."""
+    """Delete conversations with their runs, snapshots, transcript, index entries and now-unreferenced messages:
+    those their snapshots reference and those recovery derived for their transcripts (a summary split from its
+    turn), kept while another conversation's snapshot or transcript still names them."""
     with transaction.atomic():
         rows = list(conversations.values_list("id", "tenant_id"))
         if not rows:
             return 0
         ids = [cid for cid, _ in rows]
+        candidates: dict[int, set[int]] = {}
         for tenant_id in {tid for _, tid in rows}:
-            entry_ids = list(
+            entries = dict(
                 TranscriptEntry.objects.filter(tenant_id=tenant_id, conversation_id__in=ids).values_list(
-                    "id", flat=True
+                    "id", "message_id"
                 )
             )
-            if entry_ids:
-                index.entries_removed(tenant_id, entry_ids)
-        candidate_messages = set(
-            SnapshotMessage.objects.filter(snapshot__run__conversation_id__in=ids).values_list("message_id", flat=True)
-        )
+            if entries:
+                index.entries_removed(tenant_id, list(entries))
+            referenced = SnapshotMessage.objects.filter(tenant_id=tenant_id, snapshot__run__conversation_id__in=ids)
+            candidates[tenant_id] = {*entries.values(), *referenced.values_list("message_id", flat=True)}
         Conversation.objects.filter(id__in=ids).delete()
-        still_used = set(
-            SnapshotMessage.objects.filter(message_id__in=candidate_messages).values_list("message_id", flat=True)
-        )
-        StoredMessage.objects.filter(id__in=candidate_messages - still_used).delete()
+        for tenant_id, messages in candidates.items():
+            still_used = {
+                *SnapshotMessage.objects.filter(tenant_id=tenant_id, message_id__in=messages).values_list(
+                    "message_id", flat=True
+                ),
+                *TranscriptEntry.objects.filter(tenant_id=tenant_id, message_id__in=messages).values_list(
+                    "message_id", flat=True
+                ),
+            }
+            StoredMessage.objects.filter(tenant_id=tenant_id, id__in=messages - still_used).delete()
         return len(ids)
