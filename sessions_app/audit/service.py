@@ -40,6 +40,7 @@ from sessions_app.models import (
 from sessions_app.tenancy.bulk_update import update_rows
 from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
+from sessions_app.transcripts.run_inputs import ordered_message_ids
 from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
 
 
@@ -79,13 +80,9 @@ def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]
         .values_list("id", "run_id")
     ):
         latest.setdefault(run_pk, snapshot_id)
-    refs: dict[int, list[int]] = {}
-    for snapshot_id, message_id in (
-        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values()))
-        .order_by("snapshot_id", "position")
-        .values_list("snapshot_id", "message_id")
-    ):
-        refs.setdefault(snapshot_id, []).append(message_id)
+    refs = ordered_message_ids(
+        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values())), "snapshot_id"
+    )
     wanted = {message_id for ids in refs.values() for message_id in ids}
     data = dict(scoped(StoredMessage, tenant).filter(id__in=wanted).values_list("id", "data"))
     histories = {}

@@ -1,6 +1,10 @@
 """A conversation's runs and snapshots read back as plain recovery input (`transcripts.recovery.fold`)."""
 
-from django.db.models import F
+from typing import Any
+
+from django.db import connection
+from django.db.models import CharField, F, Max, QuerySet, StringAgg, Value
+from django.db.models.functions import Cast
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.serialization import load_message
@@ -12,6 +16,32 @@ SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapsho
 
 def snapshot_key(snapshot: Snapshot) -> SnapshotKey:
     return (snapshot.step is None, snapshot.step or 0, snapshot.seq)
+
+
+def ordered_message_ids(rows: QuerySet[Any], by: str, *, contiguous: bool = False) -> dict[int, list[int]]:
+    """The `message_id` of `rows` (snapshot references, transcript entries) grouped by the field `by`, each group in
+    `position` order; with `contiguous`, only the groups whose positions are 0, 1, 2 and on (they are unique).
+
+    A snapshot of a long history has a row per message: where the database orders an aggregate (PostgreSQL), each
+    group comes back as one string of ids, not a row per message through the ORM.
+    """
+    groups: dict[int, tuple[list[int], int]] = {}
+    if connection.features.supports_aggregate_order_by_clause:
+        joined = (
+            rows.order_by()
+            .values(by)
+            .annotate(
+                ids=StringAgg(Cast("message_id", CharField()), Value(","), order_by="position"), last=Max("position")
+            )
+            .values_list(by, "ids", "last")
+        )
+        groups = {key: (list(map(int, ids.split(","))), last) for key, ids, last in joined}
+    else:
+        for key, position, message_id in rows.order_by(by, "position").values_list(by, "position", "message_id"):
+            ids, _ = groups.get(key, ([], 0))
+            ids.append(message_id)
+            groups[key] = (ids, position)
+    return {key: ids for key, (ids, last) in groups.items() if not contiguous or last == len(ids) - 1}
 
 
 def load_run_inputs(
@@ -30,14 +60,9 @@ def load_run_inputs(
             "run_id", F("step").asc(nulls_last=True), "seq"
         )
     )
-    refs = (
-        SnapshotMessage.objects.filter(tenant_id=conversation.tenant_id, snapshot__in=snapshots)
-        .order_by("snapshot_id", "position")
-        .values_list("snapshot_id", "message_id")
+    message_ids_by_snapshot = ordered_message_ids(
+        SnapshotMessage.objects.filter(tenant_id=conversation.tenant_id, snapshot__in=snapshots), "snapshot_id"
     )
-    message_ids_by_snapshot: dict[int, list[int]] = {}
-    for snapshot_id, message_id in refs:
-        message_ids_by_snapshot.setdefault(snapshot_id, []).append(message_id)
     wanted = {mid for ids in message_ids_by_snapshot.values() for mid in ids}
     known = known or {}
     objects = {mid: known[mid] for mid in wanted if mid in known}

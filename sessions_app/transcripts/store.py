@@ -28,7 +28,7 @@ from sessions_app.transcripts.message_facts import message_facts
 from sessions_app.transcripts.prices import NegotiatedPrice
 from sessions_app.transcripts.recovery.fold import FoldChange, RecoveredMessage, RecoveryFold, RunInput, run_order
 from sessions_app.transcripts.recovery.hashing import message_hash
-from sessions_app.transcripts.run_inputs import SnapshotKey, load_run_inputs, snapshot_key
+from sessions_app.transcripts.run_inputs import SnapshotKey, load_run_inputs, ordered_message_ids, snapshot_key
 
 
 def _resolve_stored_ids(
@@ -258,13 +258,9 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     if len(snapshots) != behind:
         return False
     runs = {run.pk: run for run in Run.objects.filter(tenant_id=tenant_id, pk__in={s.run_id for s in snapshots})}
-    refs: dict[int, list[int]] = {snapshot.pk: [] for snapshot in snapshots}
-    for snapshot_id, message_id in (
-        SnapshotMessage.objects.filter(tenant_id=tenant_id, snapshot_id__in=list(refs))
-        .order_by("snapshot_id", "position")
-        .values_list("snapshot_id", "message_id")
-    ):
-        refs[snapshot_id].append(message_id)
+    refs: dict[int, list[int]] = {snapshot.pk: [] for snapshot in snapshots} | ordered_message_ids(
+        SnapshotMessage.objects.filter(tenant_id=tenant_id, snapshot_id__in=[s.pk for s in snapshots]), "snapshot_id"
+    )
     entries = kept.fold.entries
     if len(entries) != len(kept.message_ids):
         return False
@@ -299,7 +295,7 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     _resolve_stored_ids(conversation, (entry.message for entry in entries), stored_id_of)
     message_ids = [stored_id_of[id(entry.message)] for entry in entries]
     written = TranscriptEntry.objects.filter(tenant_id=tenant_id, conversation=conversation, summary_artifact=False)
-    if list(written.order_by("position").values_list("position", "message_id")) != list(enumerate(message_ids)):
+    if ordered_message_ids(written, "conversation_id", contiguous=True).get(conversation.pk, []) != message_ids:
         return False
     kept.message_ids = message_ids
     kept.stored_id_of = {id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)}
