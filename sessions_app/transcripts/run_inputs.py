@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.db import connection
-from django.db.models import CharField, F, Max, QuerySet, StringAgg, Value
+from django.db.models import CharField, F, QuerySet, StringAgg, Value
 from django.db.models.functions import Cast
 from pydantic_ai.messages import ModelMessage
 
@@ -18,30 +18,24 @@ def snapshot_key(snapshot: Snapshot) -> SnapshotKey:
     return (snapshot.step is None, snapshot.step or 0, snapshot.seq)
 
 
-def ordered_message_ids(rows: QuerySet[Any], by: str, *, contiguous: bool = False) -> dict[int, list[int]]:
-    """The `message_id` of `rows` (snapshot references, transcript entries) grouped by the field `by`, each group in
-    `position` order; with `contiguous`, only the groups whose positions are 0, 1, 2 and on (they are unique).
+def ordered_message_ids(rows: QuerySet[Any], by: str) -> dict[int, list[int]]:
+    """The `message_id` of `rows` (snapshot references) grouped by the field `by`, each group in `position` order.
 
     A snapshot of a long history has a row per message: where the database orders an aggregate (PostgreSQL), each
     group comes back as one string of ids, not a row per message through the ORM.
     """
-    groups: dict[int, tuple[list[int], int]] = {}
     if connection.features.supports_aggregate_order_by_clause:
         joined = (
             rows.order_by()
             .values(by)
-            .annotate(
-                ids=StringAgg(Cast("message_id", CharField()), Value(","), order_by="position"), last=Max("position")
-            )
-            .values_list(by, "ids", "last")
+            .annotate(ids=StringAgg(Cast("message_id", CharField()), Value(","), order_by="position"))
+            .values_list(by, "ids")
         )
-        groups = {key: (list(map(int, ids.split(","))), last) for key, ids, last in joined}
-    else:
-        for key, position, message_id in rows.order_by(by, "position").values_list(by, "position", "message_id"):
-            ids, _ = groups.get(key, ([], 0))
-            ids.append(message_id)
-            groups[key] = (ids, position)
-    return {key: ids for key, (ids, last) in groups.items() if not contiguous or last == len(ids) - 1}
+        return {key: list(map(int, ids.split(","))) for key, ids in joined}
+    grouped: dict[int, list[int]] = {}
+    for key, message_id in rows.order_by(by, "position").values_list(by, "message_id"):
+        grouped.setdefault(key, []).append(message_id)
+    return grouped
 
 
 def load_run_inputs(

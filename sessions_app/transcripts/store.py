@@ -240,8 +240,9 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     Two gunicorn workers taking a conversation's writes in turns would otherwise each recover it from scratch (every
     snapshot of every run) whenever the other wrote last. Done only when those snapshots (the newer ids, as a
     conversation's writers take turns on its lock) are as many as the conversation row counts, come after the kept
-    fold in recovery order, and leave the fold's messages exactly the transcript rows the other process wrote (one
-    read of their message ids); otherwise False, and `kept` must not be used (it may hold part of them).
+    fold in recovery order, and leave the fold's messages exactly the transcript rows the other process wrote for
+    them (one read of the rows from the first position they changed); otherwise False, and `kept` must not be used
+    (it may hold part of them).
     """
     behind = conversation.snapshots_folded - kept.snapshots_folded
     if behind <= 0 or behind > CATCH_UP_SNAPSHOTS:
@@ -286,16 +287,25 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     )
     if len(caught) != behind or not _in_recovery_order(kept, caught):
         return False
+    changed_from = len(entries)  # the first position the caught snapshots changed
     for new in caught:
-        kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
+        change = kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
+        changed_from = min([changed_from, *change.replaced])
         kept.folded_runs.add(new.run.pk)
         kept.last = _order_key(new)
     for new in caught:
         stored_id_of.update((id(m), sid) for m, sid in zip(new.messages, new.stored_ids, strict=True))
     _resolve_stored_ids(conversation, (entry.message for entry in entries), stored_id_of)
     message_ids = [stored_id_of[id(entry.message)] for entry in entries]
-    written = TranscriptEntry.objects.filter(tenant_id=tenant_id, conversation=conversation, summary_artifact=False)
-    if ordered_message_ids(written, "conversation_id", contiguous=True).get(conversation.pk, []) != message_ids:
+    # The other process wrote the rows of the same snapshots folded after the same fold (its write counted them on
+    # the conversation row, and they come after the fold in recovery order): from the first position they changed
+    # on, its rows must be the fold's, and none past its end. Rows before it are the ones this fold's own write left,
+    # as a fold that is not behind trusts them too (reading them all cost 2.4 ms at 1,000 messages).
+    written = TranscriptEntry.objects.filter(
+        tenant_id=tenant_id, conversation=conversation, summary_artifact=False, position__gte=changed_from
+    )
+    tail = list(written.order_by("position").values_list("position", "message_id"))
+    if tail != list(enumerate(message_ids[changed_from:], changed_from)):
         return False
     kept.message_ids = message_ids
     kept.stored_id_of = {id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)}

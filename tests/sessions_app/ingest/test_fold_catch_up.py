@@ -86,11 +86,11 @@ def test_a_fold_that_would_not_give_the_rows_written_recovers_from_scratch(
     ingest_one_by_one(tenant, payloads[:2], django_capture_on_commit_callbacks)
     monkeypatch.setattr(fold_cache, "_kept", caches[1])
     ingest_one_by_one(tenant, payloads[2:3], django_capture_on_commit_callbacks)
-    # The rows the other worker wrote are not what folding its snapshot gives (say, rewritten since).
+    # A row the other worker wrote for its snapshot is not what folding that snapshot gives.
     conversation = Conversation.objects.get(tenant=tenant, external_id=conversation_id)
-    first = TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation).order_by("position").first()
-    other = TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation).order_by("-position").first()
-    TranscriptEntry.objects.filter(tenant=tenant, pk=first.pk).update(message_id=other.message_id)
+    rows = TranscriptEntry.objects.filter(tenant=tenant, conversation=conversation, summary_artifact=False)
+    first, last = rows.order_by("position").first(), rows.order_by("-position").first()
+    TranscriptEntry.objects.filter(tenant=tenant, pk=last.pk).update(message_id=first.message_id)
     rebuilds.clear()
     monkeypatch.setattr(fold_cache, "_kept", caches[0])
     ingest_one_by_one(tenant, payloads[3:4], django_capture_on_commit_callbacks)
