@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, Count, F, Max, Sum, Value, When
+from django.db.models import Case, Count, F, Max, Min, Sum, Value, When
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.rendering import user_prompt_text
@@ -163,18 +163,31 @@ def worst_verdict(verdicts: Iterable[str]) -> tuple[str, int]:
     return str(Verdict(worst)), verdict_rank(worst)
 
 
+def _verdict_of_rank(rank: int) -> tuple[str, int]:
+    return (str(ALL_VERDICTS[rank]), rank) if 0 <= rank < len(ALL_VERDICTS) else ("", NO_VERDICT_RANK)
+
+
 def note_verdicts(tenant: Tenant | int, conversation_ids: Iterable[int]) -> None:
     """Each conversation's worst stored run verdict (one query for the verdicts, one update)."""
     tenant_id = tenant.pk if isinstance(tenant, Tenant) else tenant
     ids = set(conversation_ids)
     if not ids:
         return
-    found: dict[int, list[str]] = {cid: [] for cid in ids}
-    for conversation_id, verdict in RunVerdict.objects.filter(
-        tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation_id__in=sorted(ids)
-    ).values_list("run__conversation_id", "verdict"):
-        found[conversation_id].append(verdict)
-    worst = {conversation_id: worst_verdict(verdicts) for conversation_id, verdicts in found.items()}
+    # The gravest rank by the database: a conversation of 5,000 runs read its 5,000 verdicts back on every write.
+    rank = Case(
+        *(When(verdict=str(verdict), then=Value(verdict_rank(verdict))) for verdict in ALL_VERDICTS),
+        default=Value(NO_VERDICT_RANK),
+    )
+    gravest = dict(
+        RunVerdict.objects.filter(tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation_id__in=sorted(ids))
+        .order_by()
+        .values("run__conversation_id")
+        .annotate(gravest=Min(rank))
+        .values_list("run__conversation_id", "gravest")
+    )
+    worst = {
+        conversation_id: _verdict_of_rank(gravest.get(conversation_id, NO_VERDICT_RANK)) for conversation_id in ids
+    }
     # One UPDATE whatever the number of conversations or verdicts (an audit's query count does not grow).
     Conversation.objects.filter(tenant_id=tenant_id, pk__in=sorted(ids)).update(
         worst_verdict=Case(*(When(pk=pk, then=Value(v)) for pk, (v, _) in worst.items()), default=Value("")),
