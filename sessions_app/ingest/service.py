@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -128,11 +129,12 @@ def _store_messages(
     from the stored transcript (`known_ids`); those two by id() of the payload's message object, checked to exist
     in one query by primary key. A long history repeated each step then reads back only its new messages.
     """
-    current: dict[int, int] = {}
-    known_ids = dict(known_ids)
+    # Chained, not merged: a fold's map holds the whole history, and copying it cost more than the new messages.
+    current: ChainMap[int, int] = ChainMap()
+    claims: ChainMap[int, int] = ChainMap(dict(known_ids))
     for conversation in _conversations_of(prepared, runs):
         kept_ids, is_current = fold_cache.stored_ids_of_kept(conversation)
-        (current if is_current else known_ids).update(kept_ids)
+        (current if is_current else claims).maps.append(kept_ids)
     ids: dict[str, int] = {}
     claimed: dict[str, int] = {}
     wanted: dict[str, tuple[str, str]] = {}
@@ -144,7 +146,7 @@ def _store_messages(
                 continue
             if (message_id := current.get(id(message))) is not None:
                 ids[sha] = message_id
-            elif (message_id := known_ids.get(id(message))) is not None:
+            elif (message_id := claims.get(id(message))) is not None:
                 claimed[sha] = message_id
                 wanted[sha] = (content_hash, dumped)
             else:

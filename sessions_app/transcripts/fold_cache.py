@@ -100,15 +100,15 @@ def peek(conversation: Conversation) -> Kept | None:
 
 
 def stored_ids_of_kept(conversation: Conversation) -> tuple[dict[int, int], bool]:
-    """StoredMessage id by id() of each message of the conversation's fold ({} without one), and whether the fold
-    is the store's latest: then its transcript rows reference exactly these, so they exist while the conversation
-    is locked. A fold another process has written past since still names rows it stored, which the caller checks
-    exist (with two web workers taking a conversation's writes in turns, that is every other write)."""
+    """StoredMessage id by id() of each message of the conversation's fold ({} without one; the fold's own map, to
+    be read, not changed), and whether the fold is the store's latest: then its transcript rows reference these,
+    so they exist while the conversation is locked. A fold another process has written past since still names rows
+    it stored, which the caller checks exist (a write catches its fold up first, so that is rare)."""
     kept = peek(conversation)
     if kept is None or len(kept.fold.entries) != len(kept.message_ids):
         return {}, False
-    ids = {id(entry.message): message_id for entry, message_id in zip(kept.fold.entries, kept.message_ids, strict=True)}
-    return ids, kept.snapshots_folded == conversation.snapshots_folded
+    # Not a new dict of the fold's entries: at 5,000 runs in one conversation that cost 20 ms of every write.
+    return kept.stored_id_of, kept.snapshots_folded == conversation.snapshots_folded
 
 
 def keep_after_commit(conversation: Conversation, kept: Kept) -> None:
