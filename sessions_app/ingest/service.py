@@ -552,39 +552,32 @@ def _recover(tenant: Tenant, stored: _Stored) -> None:
 def _answers(tenant: Tenant, stored: _Stored, conversations: set[int]) -> list[Answer]:
     """The tool results and retry prompts of the batch's new snapshots that answer a call still waiting for a
     decision in `conversations` (as `store_decisions` looks them up): the answers a waiting run may get, read from
-    the messages just stored (never from the conversation's history). Only those messages are parsed: a long
-    history carries many answers, and almost never a waiting call."""
-    found = []
+    the messages just stored (never from the conversation's history). The waiting calls are read first: almost no
+    conversation has one, and a long history carries many answers, so its messages are looked at only then (at
+    1,000 messages, reading every part of every run's history cost 6 ms a run)."""
+    waiting = {
+        str(facts.get("tool_call_id"))
+        for facts in scoped(RuntimeSpan, tenant)
+        .filter(run__tenant=tenant, run__conversation_id__in=conversations, kind=RuntimeSpan.Kind.APPROVAL_PENDING)
+        .exclude(facts__has_key="state")
+        .values_list("facts", flat=True)
+        if isinstance(facts, dict)
+    }
+    if not waiting:
+        return []
+    answers = []
     for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True):
+        run = snapshot.run
         for message, dumped in zip(item.payload.messages, item.dumped, strict=True):
             calls = {
                 str(call)
                 for part in message.parts
                 if getattr(part, "part_kind", "") in ANSWER_KINDS and (call := getattr(part, "tool_call_id", None))
             }
-            if calls:
-                found.append((snapshot.run, message, dumped, calls))
-    if not found:
-        return []
-    waiting = {
-        str(facts.get("tool_call_id"))
-        for facts in scoped(RuntimeSpan, tenant)
-        .filter(
-            run__tenant=tenant,
-            run__conversation_id__in=conversations,
-            kind=RuntimeSpan.Kind.APPROVAL_PENDING,
-            facts__tool_call_id__in=sorted({call for _, _, _, calls in found for call in calls}),
-        )
-        .exclude(facts__has_key="state")
-        .values_list("facts", flat=True)
-        if isinstance(facts, dict)
-    }
-    answers = []
-    for run, message, dumped, calls in found:
-        if calls & waiting:
-            data = json.loads(dumped)
-            timestamp = getattr(message, "timestamp", None)
-            answers += [Answer(call, run.pk, run.run_id, run.started_at, timestamp, data) for call in sorted(calls)]
+            if calls & waiting:
+                data = json.loads(dumped)
+                timestamp = getattr(message, "timestamp", None)
+                answers += [Answer(c, run.pk, run.run_id, run.started_at, timestamp, data) for c in sorted(calls)]
     return answers
 
 
