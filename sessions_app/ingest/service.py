@@ -9,7 +9,6 @@ import json
 import logging
 import threading
 import time
-from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -123,30 +122,33 @@ def _store_messages(
 ) -> tuple[dict[str, int], int]:
     """Ids of the StoredMessage rows for every message, inserting only those this tenant never stored.
 
-    A message already stored is not looked up by its sha256 when its id is known: a message of the conversation's
-    current fold (the object the memo handed the payload, its row referenced by the locked conversation's
-    transcript), or one of a fold this process kept before another wrote the conversation, or one the caller read
-    from the stored transcript (`known_ids`); those two by id() of the payload's message object, checked to exist
-    in one query by primary key. A long history repeated each step then reads back only its new messages.
+    A message already stored is not looked up by its sha256 when its id is known: a message of its conversation's
+    fold (caught up under the conversation's lock before this, so its rows are the locked transcript's, and the
+    memo handed the payload the fold's objects), or one the caller read from the stored transcript (`known_ids`,
+    checked to exist in one query by primary key); both by id() of the payload's message object. A long history
+    repeated each step then reads back only its new messages.
     """
-    # Chained, not merged: a fold's map holds the whole history, and copying it cost more than the new messages.
-    current: ChainMap[int, int] = ChainMap()
-    claims: ChainMap[int, int] = ChainMap(dict(known_ids))
-    for conversation in _conversations_of(prepared, runs):
-        kept_ids, is_current = fold_cache.stored_ids_of_kept(conversation)
-        (current if is_current else claims).maps.append(kept_ids)
+    # The folds' own maps, not merged (a fold's map holds the whole history, and copying it cost more than the new
+    # messages); each payload looks in its own conversation's first, with dict.get (ChainMap's lookups cost 3 % of
+    # a BatchSpanProcessor export of four 1,000-message histories).
+    folds = {
+        conversation.pk: fold_cache.stored_ids_of_kept(conversation)
+        for conversation in _conversations_of(prepared, runs)
+    }
     ids: dict[str, int] = {}
     claimed: dict[str, int] = {}
     wanted: dict[str, tuple[str, str]] = {}
     for item in prepared:
+        own = runs[item.payload.run_id].conversation_id
+        maps = [folds[own], *(ids_of for pk, ids_of in folds.items() if pk != own)]
         for sha, content_hash, dumped, message in zip(
             item.shas, item.content_hashes, item.dumped, item.payload.messages, strict=True
         ):
             if sha in ids or sha in claimed or sha in wanted:
                 continue
-            if (message_id := current.get(id(message))) is not None:
+            if (message_id := _found_in(maps, id(message))) is not None:
                 ids[sha] = message_id
-            elif (message_id := claims.get(id(message))) is not None:
+            elif (message_id := known_ids.get(id(message))) is not None:
                 claimed[sha] = message_id
                 wanted[sha] = (content_hash, dumped)
             else:
@@ -160,6 +162,13 @@ def _store_messages(
     found, inserted = store_messages(tenant.id, wanted)
     ids.update(found)
     return ids, inserted
+
+
+def _found_in(maps: Sequence[Mapping[int, int]], key: int) -> int | None:
+    for ids_of in maps:
+        if (found := ids_of.get(key)) is not None:
+            return found
+    return None
 
 
 def _conversations_of(prepared: Sequence[_Prepared], runs: Mapping[str, Run]) -> list[Conversation]:
