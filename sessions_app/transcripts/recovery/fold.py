@@ -134,10 +134,17 @@ class RecoveryFold:
         if state != "complete":
             return FoldChange(before, frozenset(), {}, ())
         messages: list[ModelMessage] = []
+        hashes: list[str] = []
         artifacts: list[RecoveredMessage] = []
         for message in snapshot:
             if isinstance(message, ModelRequest) and not message.parts:
                 # pydantic-ai empties an orphan tool result's request in place; nothing is left to record.
+                continue
+            if (known := self._hash_of.held(message)) is not None:
+                # A message an earlier snapshot gave (a store's shared object): split before, so no artifact is
+                # in it. Splitting every message of a 1,000-message history again was over a quarter of its fold.
+                messages.append(message)
+                hashes.append(known)
                 continue
             artifact, rest = split_summary_artifact(message)
             if artifact is not None:
@@ -148,7 +155,7 @@ class RecoveryFold:
                     artifacts.append(RecoveredMessage(artifact, run_id, False, summary_artifact=True))
             if rest is not None:
                 messages.append(rest)
-        hashes = [self._hash_of(m) for m in messages]
+                hashes.append(self._hash_of(rest))
 
         run_state = self._states.get(run_id)
         if run_state is None:

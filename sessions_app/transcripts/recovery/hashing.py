@@ -95,6 +95,11 @@ class HashMemo:
             message.timestamp if isinstance(message, ModelResponse) else None,
         )
 
+    def held(self, message: ModelMessage) -> str | None:
+        """The hash of this very object, if it was hashed here before (no copy is looked for)."""
+        cached = self._by_id.get(id(message))
+        return cached[1] if cached is not None else None
+
     def __call__(self, message: ModelMessage) -> str:
         cached = self._by_id.get(id(message))
         if cached is not None:
