@@ -16,13 +16,18 @@ from django.db.backends.utils import CursorWrapper
 
 from search_app import folding
 from search_app.models import ConversationIndex, DeletedDocument, PostingBlock, SearchDocument, UnfoldedDocument
-from sessions_app.models import SnapshotMessage, StoredMessage, TranscriptEntry
+from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage, TranscriptEntry
 
 ANALYZE_AT = 10_000
 """New messages in one load past which the partitioned parents are analysed too, not only the tenant's partitions."""
 LOADED_TABLES = tuple(
     model._meta.db_table
     for model in (
+        # Ingestion joins these on every write (a conversation's runs and their newest snapshots): with the
+        # statistics of empty tables the planner read every run of the tenant for each snapshot.
+        Conversation,
+        Run,
+        Snapshot,
         StoredMessage,
         SnapshotMessage,
         TranscriptEntry,

@@ -77,7 +77,7 @@ def test_what_the_api_writes_on_a_live_server_gets_statistics_from_the_fold_work
     settings.SESSIONDESK_SEARCH_FOLD_INLINE = False  # as `manage.py serve` runs: the fold worker folds
     key = create_api_key(tenant, "server")[1]
     history = ModelMessagesTypeAdapter.dump_python(weather_messages(), mode="json")
-    for i in range(20):
+    for i in range(60):  # past autovacuum's rule for the runs and snapshots too (50 rows, plus a tenth)
         body = {"conversation_id": f"c-{i}", "run_id": f"r-{i}", "state": "complete", "messages": history}
         response = client.post(
             "/api/v1/snapshots", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
@@ -90,6 +90,9 @@ def test_what_the_api_writes_on_a_live_server_gets_statistics_from_the_fold_work
     documents = SearchDocument.objects.filter(tenant=tenant).count()
     with connection.cursor() as cursor:
         assert _counted(cursor, "search_app_searchdocument", tenant.id) == documents
+        # What every write joins (a conversation's runs, their newest snapshots) is counted too.
+        assert _counted(cursor, "sessions_app_run", tenant.id) == 60
+        assert _counted(cursor, "sessions_app_snapshot", tenant.id) == 60
         cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'search_app_unfoldeddocument'::regclass")
         assert cursor.fetchone() == (0,)  # the tail counted empty, as the fold left it
 
