@@ -3,10 +3,11 @@
     .venv/bin/python bench/otlp_http.py [--database-url postgres://root@127.0.0.1:5432/bench24] [--port 8124]
         [--parts otlp-simple,otlp-batch,posts] [--samples 20] [--workers 2]
 
-`manage.py serve` (gunicorn, its workers, DEBUG off) serves a PostgreSQL database of the bench's own; a fresh
-tenant per trial. A real agent (tests/agents.weather_agent, FunctionModel: a prompt, a tool call, its result, the
-answer, so four messages a run) runs threaded through `message_history` with pydantic-ai's own instrumentation,
-exported by the official OTLP/HTTP exporter (opentelemetry-exporter-otlp-proto-http, protobuf) to /v1/traces:
+`manage.py serve` (gunicorn, its workers and its fold worker, DEBUG off, as production runs) serves a PostgreSQL
+database of the bench's own; a fresh tenant per trial. A real agent (tests/agents.weather_agent, FunctionModel: a
+prompt, a tool call, its result, the answer, so four messages a run) runs threaded through `message_history` with
+pydantic-ai's own instrumentation, exported by the official OTLP/HTTP exporter
+(opentelemetry-exporter-otlp-proto-http, protobuf) to /v1/traces:
 
 - `otlp-simple`: SimpleSpanProcessor, so each run's four spans (agent run, two model requests, the tool) are
   four exports; one run's figure is the sum of its four exports' times.
@@ -60,7 +61,6 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
         "SECURE_SSL_REDIRECT": "false",
         "SECURE_COOKIES": "false",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SESSIONDESK_FOLD_WORKER": "false",
         "DEBUG": "false",
     }
     log = open(ROOT / "bench" / "out" / "otlp_http-server.log", "ab")
