@@ -5,7 +5,7 @@ without importing the orchestration.
 """
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -18,8 +18,12 @@ JsonDict = dict[str, object]
 
 
 def record_dict(record: "DataclassInstance") -> JsonDict:
-    """A dataclass's fields as JSON values: timestamps in ISO 8601."""
-    return {name: value.isoformat() if isinstance(value, datetime) else value for name, value in asdict(record).items()}
+    """A flat dataclass's fields as JSON values: timestamps in ISO 8601.
+
+    Field by field, not `dataclasses.asdict`: every field here is a scalar, and asdict's deep copy of each was a
+    tenth of a whole search (profiled)."""
+    values = ((f.name, getattr(record, f.name)) for f in fields(record))
+    return {name: value.isoformat() if isinstance(value, datetime) else value for name, value in values}
 
 
 def encoded_size(data: JsonDict) -> int:

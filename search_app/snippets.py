@@ -5,12 +5,14 @@ trusted as markup. Callers redact before calling, so positions refer to the text
 """
 
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
+from itertools import chain
 
 from search_app.query import ParsedQuery, Phrase, Prefix, Term
-from search_app.tokenize import MAX_DOCUMENT_CHARS, Token, is_bigram, iter_tokens, prepare, word_bounds
+from search_app.tokenize import MAX_DOCUMENT_CHARS, Token, is_bigram, iter_tokens, prepare
 
 MAX_SNIPPET_CHARS = 300
 MAX_SCANNED_CHARS = MAX_DOCUMENT_CHARS
@@ -64,16 +66,27 @@ def make_snippet(text: str, query: ParsedQuery, max_chars: int = MAX_SNIPPET_CHA
     """At most `max_chars` characters of `text` around its first match, and the same with matches marked."""
     text = _SPACE.sub(" ", prepare(text[:MAX_SCANNED_CHARS])).strip()
     matches = _highlighter(query)
-    # Tokenize lazily up to the first match, then only the window: a tool result can be megabytes long.
-    focus = next((token for token in iter_tokens(text) if matches(token)), None)
+    # One lazy pass over the tokens: up to the first match, then on to the window's end; a tool result can be
+    # megabytes long. The tokens read before the match are kept only as far back as a window can reach.
+    stream = iter_tokens(text)
+    before: deque[Token] = deque()
+    focus = None
+    for token in stream:
+        while before and before[0].start < token.start - max_chars:
+            before.popleft()
+        before.append(token)
+        if matches(token):
+            focus = token
+            break
     start, end = _window(len(text), focus.start if focus else 0, focus.end if focus else 0, max_chars)
     lead = ELLIPSIS if start > 0 else ""
     tail = ELLIPSIS if end < len(text) else ""
 
-    low, high = word_bounds(text, start, end)
     html_parts: list[str] = [lead]
     cursor = start
-    for token in iter_tokens(text, low, high):
+    for token in chain(before, stream) if focus else ():
+        if token.start >= end:
+            break
         if token.start < start or token.end > end or not matches(token):
             continue
         html_parts.append(escape(text[cursor : token.start]))

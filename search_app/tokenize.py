@@ -44,7 +44,6 @@ _CJK_RANGES = (
 # Letters and digits (\w without the underscore). Combining marks are not \w in Python's `re`, so text is
 # NFC-composed first; a mark that has no composed form would split a word, which is the safe direction.
 _WORD = re.compile(r"[^\W_]+")
-_WORD_CHAR = re.compile(r"[^\W_]")
 
 
 def is_cjk(char: str) -> bool:
@@ -113,21 +112,6 @@ def iter_tokens(text: str, start: int = 0, end: int | None = None) -> Iterator[T
 def tokens(text: str) -> list[Token]:
     """The base stream of an already `prepare`d text: words and single CJK characters, in order."""
     return list(iter_tokens(text))
-
-
-MAX_WORD_REACH = 1_000
-"""How far `word_bounds` moves an edge. A word longer than this is cut there (its fragment is never marked);
-matching a whole word at every step read a 60 kB hex run once per character (25.6 s for one snippet)."""
-
-
-def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """`start` moved back and `end` forward to the edges of the words they fall in, at most MAX_WORD_REACH each."""
-    floor, ceiling = max(0, start - MAX_WORD_REACH), min(len(text), end + MAX_WORD_REACH)
-    while start > floor and _WORD_CHAR.match(text, start - 1):
-        start -= 1
-    while end < ceiling and _WORD_CHAR.match(text, end):
-        end += 1
-    return start, end
 
 
 def index_terms(text: str) -> list[str]:

@@ -3,6 +3,7 @@
 
 import json
 import re
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from masking import compile_rules
 from masking.tenant_patterns import MAX_PATTERNS, MAX_PROGRAM_SIZE
 from search_app.query import MAX_PREFIXES, QueryError, parse_query
 from search_app.snippets import MAX_SCANNED_CHARS, make_snippet
-from search_app.tokenize import MAX_WORD_REACH
+from search_app.tokenize import Token
 from sessions_app.core.api_input import MAX_JSON_DEPTH, brackets_outside_strings, decode_json, scan_depth
 
 GROWTH = settings(max_examples=25, deadline=None)
@@ -54,25 +55,24 @@ def test_a_document_at_the_depth_bound_is_read_and_one_past_it_is_refused():
         decode_json(b'[{"a":' * 33 + b"1" + b"}]" * 33)
 
 
-class _CountingPattern:
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern, self.calls = pattern, 0
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        self.calls += 1
-        return self.pattern.match(text, pos)
-
-
 def _snippet_work(monkeypatch: pytest.MonkeyPatch, text: str) -> int:
-    counter = _CountingPattern(search_app.tokenize._WORD_CHAR)
-    monkeypatch.setattr(search_app.tokenize, "_WORD_CHAR", counter)
-    make_snippet(text, parse_query("canary"))
-    return counter.calls
+    """How many word runs the snippet's tokenizer was handed."""
+    query, runs = parse_query("canary"), 0
+    split_run = search_app.tokenize._split_run
+
+    def counting(run: str, offset: int) -> Iterator[Token]:
+        nonlocal runs
+        runs += 1
+        return split_run(run, offset)
+
+    monkeypatch.setattr(search_app.tokenize, "_split_run", counting)
+    make_snippet(text, query)
+    return runs
 
 
 @GROWTH
 @given(n=st.integers(min_value=500, max_value=20_000), before=st.booleans())
-def test_a_snippet_next_to_a_long_run_widens_its_window_a_bounded_number_of_characters(n, before):
+def test_a_snippet_next_to_a_long_run_reads_the_run_as_one_word(n, before):
     with pytest.MonkeyPatch.context() as monkeypatch:
 
         def text(size: int) -> str:
@@ -80,9 +80,9 @@ def test_a_snippet_next_to_a_long_run_widens_its_window_a_bounded_number_of_char
             return f"{run} canary" if before else f"canary {run}"
 
         small, large = _snippet_work(monkeypatch, text(n)), _snippet_work(monkeypatch, text(10 * n))
-    # A hit next to a 60 kB hex run read the run once per character (25.6 s); now each edge moves a fixed reach.
-    assert large <= 2 * MAX_WORD_REACH + 2
-    assert large <= 10 * small + 2
+    # A hit next to a 60 kB hex run once read the run once per character (25.6 s) to widen the window to a word's
+    # edge; the snippet now reads each word run once, so the run is one step however long it is.
+    assert large == small == 2
 
 
 def test_a_snippet_reads_no_further_than_its_cap():
