@@ -250,10 +250,10 @@ class _Search:
         starts: Ints | None = None
         for offset, term in enumerate(clause.terms):
             tfs, keys, rows = (column[docs] for column in found[term])
+            # Increasing: documents in order, each one's positions ascending.
             keyed = np.repeat(np.arange(len(docs)), tfs) * _SPAN + (self.gather(keys, rows, tfs) - offset)
-            starts = keyed if starts is None else np.intersect1d(starts, keyed, assume_unique=True)
+            starts = keyed if starts is None else _common(starts, keyed)
         assert starts is not None  # noqa: S101 - a phrase has two words or more
-        starts = np.unique(starts)
         owner, where = starts // _SPAN, starts % _SPAN
         size = len(clause.terms)
         if not np.any((np.diff(where) < size) & (np.diff(owner) == 0)):
@@ -291,6 +291,18 @@ class _Search:
             elif isinstance(unwanted, Phrase):
                 total = np.where(self.phrase_frequencies(unwanted, found) > 0, 0.0, total)
         return total
+
+
+def _common(a: Ints, b: Ints) -> Ints:
+    """The values of `a` also in `b`, both strictly increasing, as is the result: the shorter one searched in the
+    other, without the sort of both together `np.intersect1d` does (most of a common phrase's time, profiled)."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    found = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    common: Ints = a[b[found] == a]
+    return common
 
 
 def _driver(search: _Search, index: int, clause: Clause, df: dict[str, int], tenants: Sequence[int]) -> _Driver:
