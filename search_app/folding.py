@@ -120,8 +120,11 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
         touched = sorted(set(new) | set(removed))
         first_new = rows[0][0] if rows else None
         dead_ids = [key for key, _ in dead]
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {BLOCKS} WHERE tenant_id = %s)", [tenant_id])  # noqa: S608 - constant tables, bound values
+        has_blocks = bool(cursor.fetchone()[0])
         for terms in _chunks(touched, _TERMS_PER_QUERY):
-            stored = _stored_blocks(cursor, tenant_id, terms, first_new, dead_ids)
+            # A tenant's first fold (an import's, say) has no blocks to rewrite: nothing to look up term by term.
+            stored = _stored_blocks(cursor, tenant_id, terms, first_new, dead_ids) if has_blocks else {}
             deletes: list[int] = []
             inserts: list[tuple[int | str | bool | bytes, ...]] = []
             for term in terms:
@@ -137,13 +140,7 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                 cursor.execute(
                     f"DELETE FROM {BLOCKS} WHERE tenant_id = %s AND id IN ({_marks(len(keys))})", [tenant_id, *keys]  # noqa: S608 - constant tables, bound values
                 )
-            if inserts:
-                # executemany of plain rows: a model instance per block would cost more than encoding the block.
-                cursor.executemany(
-                    f"INSERT INTO {BLOCKS} (tenant_id, term, first_document, last_document, count, is_last, postings, "  # noqa: S608 - constant tables, bound values
-                    "positions, frontier, conversations) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    inserts,
-                )
+            _insert(cursor, inserts)
         for keys in _chunks([row[0] for row in rows], _IDS_PER_QUERY):
             cursor.execute(
                 f"DELETE FROM {TAIL} WHERE tenant_id = %s AND document_id IN ({_marks(len(keys))})", [tenant_id, *keys]  # noqa: S608 - constant tables, bound values
@@ -182,6 +179,24 @@ def _stored_blocks(
     for stored in found.values():
         stored.sort(key=lambda block: block.first)
     return found
+
+
+_COLUMNS = (
+    "tenant_id, term, first_document, last_document, count, is_last, postings, positions, frontier, conversations"
+)
+
+
+def _insert(cursor: CursorWrapper, rows: Sequence[tuple[int | str | bool | bytes, ...]]) -> None:
+    """New blocks as plain rows (a model instance per block would cost more than encoding it): COPY on PostgreSQL,
+    where an INSERT a row was 40 % of a first fold (profiled); executemany elsewhere."""
+    if not rows:
+        return
+    if connection.vendor == "postgresql":
+        with cursor.cursor.copy(f"COPY {BLOCKS} ({_COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    else:
+        cursor.executemany(f"INSERT INTO {BLOCKS} ({_COLUMNS}) VALUES ({_marks(10)})", rows)  # noqa: S608 - constant tables, bound values
 
 
 def _row(tenant_id: int, term: str, block: blocks.EncodedBlock, is_last: bool) -> tuple[int | str | bool | bytes, ...]:
