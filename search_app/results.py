@@ -20,8 +20,8 @@ JsonDict = dict[str, object]
 def record_dict(record: "DataclassInstance") -> JsonDict:
     """A flat dataclass's fields as JSON values: timestamps in ISO 8601.
 
-    Field by field, not `dataclasses.asdict`: every field here is a scalar, and asdict's deep copy of each was a
-    tenth of a whole search (profiled)."""
+    Field by field, not `dataclasses.asdict`: every field here is a scalar, and asdict's deep copy of each was about
+    6 % of an API search (profiled)."""
     values = ((f.name, getattr(record, f.name)) for f in fields(record))
     return {name: value.isoformat() if isinstance(value, datetime) else value for name, value in values}
 
