@@ -136,21 +136,25 @@ def _fold_batch(tenant_id: int, batch: int) -> tuple[int, int]:
                     continue
                 columns = inverted.columns(i) if i is not None else None
                 _rewrite(tenant_id, term, stored.get(term, []), columns, removed.get(term, set()), deletes, inserts)
-            for keys in _chunks(deletes, _IDS_PER_QUERY):
-                cursor.execute(
-                    f"DELETE FROM {BLOCKS} WHERE tenant_id = %s AND id IN ({_marks(len(keys))})", [tenant_id, *keys]  # noqa: S608 - constant tables, bound values
-                )
+            _delete(cursor, BLOCKS, "id", tenant_id, deletes)
             _insert(cursor, inserts)
-        for keys in _chunks([row[0] for row in rows], _IDS_PER_QUERY):
-            cursor.execute(
-                f"DELETE FROM {TAIL} WHERE tenant_id = %s AND document_id IN ({_marks(len(keys))})", [tenant_id, *keys]  # noqa: S608 - constant tables, bound values
-            )
-        for keys in _chunks(dead_ids, _IDS_PER_QUERY):
-            cursor.execute(
-                f"DELETE FROM {TOMBSTONES} WHERE tenant_id = %s AND document_id IN ({_marks(len(keys))})",  # noqa: S608 - constant tables, bound values
-                [tenant_id, *keys],
-            )
+        _delete(cursor, TAIL, "document_id", tenant_id, [row[0] for row in rows])
+        _delete(cursor, TOMBSTONES, "document_id", tenant_id, dead_ids)
     return len(rows), len(dead)
+
+
+def _delete(cursor: CursorWrapper, table: str, column: str, tenant_id: int, keys: Sequence[int]) -> None:
+    """The tenant's rows of `table` whose `column` is one of `keys`: one statement on PostgreSQL (an array), where
+    statements of 900 ids each were half of a fold's statement time (profiled); chunks under SQLite's limit of
+    variables elsewhere."""
+    if not keys:
+        return
+    if connection.vendor == "postgresql":
+        cursor.execute(f"DELETE FROM {table} WHERE tenant_id = %s AND {column} = ANY(%s)", [tenant_id, list(keys)])  # noqa: S608 - constant tables, bound values
+        return
+    for chunk in _chunks(keys, _IDS_PER_QUERY):
+        marks = _marks(len(chunk))
+        cursor.execute(f"DELETE FROM {table} WHERE tenant_id = %s AND {column} IN ({marks})", [tenant_id, *chunk])  # noqa: S608 - constant tables, bound values
 
 
 def _stored_blocks(
