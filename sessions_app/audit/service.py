@@ -31,7 +31,6 @@ from sessions_app.models import (
     RuntimeSpan,
     RunVerdict,
     Snapshot,
-    SnapshotMessage,
     StoredMessage,
     Tenant,
     ToolEffect,
@@ -40,7 +39,6 @@ from sessions_app.models import (
 from sessions_app.tenancy.bulk_update import update_rows
 from sessions_app.tenancy.scoping import conversations_readable_by, runs_with_conversation, scoped
 from sessions_app.transcripts import list_columns
-from sessions_app.transcripts.run_inputs import ordered_message_ids
 from sessions_app.transcripts.runtime_spans import AWAITING_APPROVAL, approvals_of
 
 
@@ -80,9 +78,7 @@ def _latest_histories(tenant: Tenant, runs: Sequence[Run]) -> dict[int, History]
         .values_list("id", "run_id")
     ):
         latest.setdefault(run_pk, snapshot_id)
-    refs = ordered_message_ids(
-        scoped(SnapshotMessage, tenant).filter(snapshot_id__in=list(latest.values())), "snapshot_id"
-    )
+    refs = dict(scoped(Snapshot, tenant).filter(id__in=list(latest.values())).values_list("id", "message_ids"))
     wanted = {message_id for ids in refs.values() for message_id in ids}
     data = dict(scoped(StoredMessage, tenant).filter(id__in=wanted).values_list("id", "data"))
     histories = {}

@@ -452,7 +452,9 @@ def _store_snapshots(
     for item in stored.fresh:
         run = runs[item.payload.run_id]
         next_seq[run.id] = next_seq.get(run.id, 0) + 1
-        stored.snapshots.append(_snapshot_row(tenant, run, item, next_seq[run.id], source, via, api_key))
+        stored.snapshots.append(
+            _snapshot_row(tenant, run, item, stored.message_ids, next_seq[run.id], source, via, api_key)
+        )
         step, stored_step = item.payload.step, top_step.get(run.id)
         if step is None or stored_step is None or step >= stored_step:
             # The latest step decides the run's state; a late earlier step changes only the transcript.
@@ -461,45 +463,63 @@ def _store_snapshots(
             list_columns.note_run_snapshot(run, item.payload.messages, timezone.now())
             stored.latest[run.id] = item
         stored.touched_runs[run.id] = run
+    named = _named_by_newest(tenant, {snapshot.run.conversation for snapshot in stored.snapshots})
     Snapshot.objects.bulk_create(stored.snapshots, batch_size=500)
-    _insert_references(tenant, stored)
+    _insert_references(tenant, stored.snapshots, named)
     return stored
 
 
-def _insert_references(tenant: Tenant, stored: _Stored) -> None:
-    """Each fresh snapshot's ordered message references. A client sending its whole history each step makes one
-    row per message per snapshot: on PostgreSQL they go in one statement, a snapshot's ids as one comma-separated
-    string numbered by the database, since a model object per row cost more than the rest of a 1,000-message
-    snapshot's ingest, and psycopg quoting an array of them element by element cost a fifth of it."""
-    references = [
-        (snapshot.pk, [stored.message_ids[sha] for sha in item.shas])
-        for snapshot, item in zip(stored.snapshots, stored.fresh, strict=True)
-        if item.shas
-    ]
-    if not references:
-        return
-    if connection.vendor != "postgresql":
-        SnapshotMessage.objects.bulk_create(
-            [
-                SnapshotMessage(tenant=tenant, snapshot_id=snapshot_id, position=position, message_id=message_id)
-                for snapshot_id, message_ids in references
-                for position, message_id in enumerate(message_ids)
-            ],
-            batch_size=2000,
+def _insert_references(tenant: Tenant, snapshots: Sequence[Snapshot], named: dict[int, set[int]]) -> None:
+    """The `SnapshotMessage` rows of the fresh snapshots (their order is on their rows, `Snapshot.message_ids`): a
+    row only for a message its conversation's newest snapshot before it (`named`, by conversation) did not name.
+    Every message that snapshot names has a row in the conversation already, so a client sending its whole history
+    each step writes rows for its new messages (four runs of a 1,000-message thread wrote 4,000 rows, 25 to 33 ms
+    of the export)."""
+    rows = []
+    for snapshot in snapshots:
+        seen = named.get(snapshot.run.conversation_id, set())
+        for position, message_id in enumerate(snapshot.message_ids):
+            if message_id not in seen:
+                seen.add(message_id)
+                rows.append(
+                    SnapshotMessage(tenant=tenant, snapshot_id=snapshot.pk, position=position, message_id=message_id)
+                )
+        named[snapshot.run.conversation_id] = set(snapshot.message_ids)  # the batch's next snapshot comes after
+    SnapshotMessage.objects.bulk_create(rows, batch_size=2000)
+
+
+def _named_by_newest(tenant: Tenant, conversations: Iterable[Conversation]) -> dict[int, set[int]]:
+    """The messages each conversation's newest stored snapshot names, by conversation pk (none for a new one).
+    The newest is the one the conversation's current fold folded last (under the conversation's lock), or else
+    the highest id of its snapshots."""
+    newest: dict[int, int] = {}
+    unknown = []
+    for conversation in conversations:
+        if folded := fold_cache.newest_snapshot_folded(conversation):
+            newest[conversation.pk] = folded
+        else:
+            unknown.append(conversation.pk)
+    if unknown:
+        newest.update(
+            Snapshot.objects.filter(tenant=tenant, run__tenant=tenant, run__conversation_id__in=unknown)
+            .order_by()
+            .values("run__conversation_id")
+            .annotate(top=Max("id"))
+            .values_list("run__conversation_id", "top")
         )
-        return
-    table = SnapshotMessage._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (tenant_id, snapshot_id, position, message_id)"  # noqa: S608 - the model's table, bound values
-            " SELECT %s, s.id, m.n - 1, m.id FROM unnest(%s::bigint[], %s::text[]) AS s(id, ids),"
-            " unnest(string_to_array(s.ids, ',')::bigint[]) WITH ORDINALITY AS m(id, n)",
-            [tenant.id, [pk for pk, _ in references], [",".join(map(str, ids)) for _, ids in references]],
-        )
+    names = dict(Snapshot.objects.filter(tenant=tenant, id__in=newest.values()).values_list("id", "message_ids"))
+    return {conversation: set(names.get(snapshot, ())) for conversation, snapshot in newest.items()}
 
 
 def _snapshot_row(
-    tenant: Tenant, run: Run, item: _Prepared, seq: int, source: str, via: str, api_key: ApiKey | None
+    tenant: Tenant,
+    run: Run,
+    item: _Prepared,
+    message_ids: Mapping[str, int],
+    seq: int,
+    source: str,
+    via: str,
+    api_key: ApiKey | None,
 ) -> Snapshot:
     """The snapshot's row (not saved yet); its principal claims an unowned conversation."""
     snapshot_source = Source.CLIENT if item.payload.client_supplied else source
@@ -518,6 +538,7 @@ def _snapshot_row(
         idempotency_key=item.payload.idempotency_key,
         digest=item.digest,
         message_count=len(item.shas),
+        message_ids=[message_ids[sha] for sha in item.shas],
         api_key=api_key,
         principal_hash=principal,
     )

@@ -110,6 +110,15 @@ def stored_ids_of_kept(conversation: Conversation) -> Mapping[int, int]:
     return kept.stored_id_of if kept.snapshots_folded == conversation.snapshots_folded else {}
 
 
+def newest_snapshot_folded(conversation: Conversation) -> int | None:
+    """The id of the newest snapshot the conversation's fold folded, when the fold is the store's latest (read under
+    the conversation's lock), so the conversation's newest snapshot; else None."""
+    kept = peek(conversation)
+    if kept is None or kept.snapshots_folded != conversation.snapshots_folded:
+        return None
+    return kept.max_snapshot_id or None
+
+
 def keep_after_commit(conversation: Conversation, kept: Kept) -> None:
     """Keep the fold for this transaction's next write, and for everyone's once it commits."""
     key = _kept_key(conversation)

@@ -1,14 +1,10 @@
 """A conversation's runs and snapshots read back as plain recovery input (`transcripts.recovery.fold`)."""
 
-from typing import Any
-
-from django.db import connection
-from django.db.models import CharField, F, QuerySet, StringAgg, Value
-from django.db.models.functions import Cast
+from django.db.models import F
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.serialization import load_message
-from sessions_app.models import Conversation, Run, Snapshot, SnapshotMessage, StoredMessage
+from sessions_app.models import Conversation, Run, Snapshot, StoredMessage
 from sessions_app.transcripts.recovery.fold import RunInput, SnapshotInput
 
 SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapshots in recovery order
@@ -16,26 +12,6 @@ SnapshotKey = tuple[bool, int, int]  # (no step, step, arrival): a run's snapsho
 
 def snapshot_key(snapshot: Snapshot) -> SnapshotKey:
     return (snapshot.step is None, snapshot.step or 0, snapshot.seq)
-
-
-def ordered_message_ids(rows: QuerySet[Any], by: str) -> dict[int, list[int]]:
-    """The `message_id` of `rows` (snapshot references) grouped by the field `by`, each group in `position` order.
-
-    A snapshot of a long history has a row per message: where the database orders an aggregate (PostgreSQL), each
-    group comes back as one string of ids, not a row per message through the ORM.
-    """
-    if connection.features.supports_aggregate_order_by_clause:
-        joined = (
-            rows.order_by()
-            .values(by)
-            .annotate(ids=StringAgg(Cast("message_id", CharField()), Value(","), order_by="position"))
-            .values_list(by, "ids")
-        )
-        return {key: list(map(int, ids.split(","))) for key, ids in joined}
-    grouped: dict[int, list[int]] = {}
-    for key, message_id in rows.order_by(by, "position").values_list(by, "message_id"):
-        grouped.setdefault(key, []).append(message_id)
-    return grouped
 
 
 def load_run_inputs(
@@ -54,10 +30,7 @@ def load_run_inputs(
             "run_id", F("step").asc(nulls_last=True), "seq"
         )
     )
-    message_ids_by_snapshot = ordered_message_ids(
-        SnapshotMessage.objects.filter(tenant_id=conversation.tenant_id, snapshot__in=snapshots), "snapshot_id"
-    )
-    wanted = {mid for ids in message_ids_by_snapshot.values() for mid in ids}
+    wanted = {mid for snapshot in snapshots for mid in snapshot.message_ids}
     known = known or {}
     objects = {mid: known[mid] for mid in wanted if mid in known}
     missing = [mid for mid in wanted if mid not in objects]
@@ -76,7 +49,7 @@ def load_run_inputs(
             SnapshotInput(
                 seq=len(placed),
                 state="complete" if snapshot.state == "complete" else "interrupted",
-                messages=[objects[mid] for mid in message_ids_by_snapshot.get(snapshot.id, [])],
+                messages=[objects[mid] for mid in snapshot.message_ids],
             )
         )
     run_inputs = [

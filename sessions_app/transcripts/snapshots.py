@@ -4,7 +4,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from model_messages.rendering import message_role, message_text
 from model_messages.serialization import join_messages
-from sessions_app.models import Run, Snapshot, SnapshotMessage
+from sessions_app.models import Run, Snapshot, StoredMessage
 from sessions_app.tenancy.scoping import get_scoped_or_404, scoped
 from sessions_app.transcripts.recovery.summary_artifacts import is_summary_artifact
 from sessions_app.transcripts.snapshot_diff import DiffMessage, SnapshotDiff, diff_snapshots
@@ -16,15 +16,14 @@ def snapshots_of(run: Run) -> list[Snapshot]:
 
 
 def _messages(snapshot: Snapshot, mask: Mask) -> list[DiffMessage]:
-    rows = list(
-        # The message's tenant named too: the join then stays in one partition of each table.
-        SnapshotMessage.objects.filter(
-            tenant_id=snapshot.tenant_id, snapshot=snapshot, message__tenant_id=snapshot.tenant_id
-        )
-        .order_by("position")
-        .values_list("position", "message__content_hash", "message__data")
-    )
-    parsed = ModelMessagesTypeAdapter.validate_json(join_messages(r[2] for r in rows)) if rows else []
+    stored = {
+        message_id: (content_hash, data)
+        for message_id, content_hash, data in StoredMessage.objects.filter(
+            tenant_id=snapshot.tenant_id, id__in=set(snapshot.message_ids)
+        ).values_list("id", "content_hash", "data")
+    }
+    rows = [stored[message_id] for message_id in snapshot.message_ids]
+    parsed = ModelMessagesTypeAdapter.validate_json(join_messages(data for _, data in rows)) if rows else []
     return [
         DiffMessage(
             position=position,
@@ -33,7 +32,7 @@ def _messages(snapshot: Snapshot, mask: Mask) -> list[DiffMessage]:
             text=mask(message_text(message)),
             summary=is_summary_artifact(message),
         )
-        for (position, content_hash, _), message in zip(rows, parsed, strict=True)
+        for position, ((content_hash, _), message) in enumerate(zip(rows, parsed, strict=True))
     ]
 
 

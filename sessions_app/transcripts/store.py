@@ -28,7 +28,7 @@ from sessions_app.transcripts.message_facts import message_facts
 from sessions_app.transcripts.prices import NegotiatedPrice
 from sessions_app.transcripts.recovery.fold import FoldChange, RecoveredMessage, RecoveryFold, RunInput, run_order
 from sessions_app.transcripts.recovery.hashing import message_hash
-from sessions_app.transcripts.run_inputs import SnapshotKey, load_run_inputs, ordered_message_ids, snapshot_key
+from sessions_app.transcripts.run_inputs import SnapshotKey, load_run_inputs, snapshot_key
 
 
 def _resolve_stored_ids(
@@ -259,9 +259,7 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     if len(snapshots) != behind:
         return False
     runs = {run.pk: run for run in Run.objects.filter(tenant_id=tenant_id, pk__in={s.run_id for s in snapshots})}
-    refs: dict[int, list[int]] = {snapshot.pk: [] for snapshot in snapshots} | ordered_message_ids(
-        SnapshotMessage.objects.filter(tenant_id=tenant_id, snapshot_id__in=[s.pk for s in snapshots]), "snapshot_id"
-    )
+    refs: dict[int, list[int]] = {snapshot.pk: snapshot.message_ids for snapshot in snapshots}
     entries = kept.fold.entries
     if len(entries) != len(kept.message_ids):
         return False

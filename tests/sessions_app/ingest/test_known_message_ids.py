@@ -34,11 +34,8 @@ def histories(runs: int) -> list[list]:
 def referenced_shas(tenant: Tenant) -> list[list[str]]:
     """Each snapshot's references (in write order) as the sha256 of the stored message they name."""
     sha_of = dict(StoredMessage.objects.filter(tenant=tenant).values_list("id", "sha256"))
-    out: dict[int, list[str]] = {}
-    rows = SnapshotMessage.objects.filter(tenant=tenant).order_by("snapshot_id", "position")
-    for snapshot_id, message_id in rows.values_list("snapshot_id", "message_id"):
-        out.setdefault(snapshot_id, []).append(sha_of[message_id])
-    return [out[pk] for pk in Snapshot.objects.filter(tenant=tenant).order_by("id").values_list("id", flat=True)]
+    snapshots = Snapshot.objects.filter(tenant=tenant).order_by("id")
+    return [[sha_of[message_id] for message_id in ids] for ids in snapshots.values_list("message_ids", flat=True)]
 
 
 def looked_up(monkeypatch) -> list[int]:
