@@ -475,17 +475,33 @@ def _insert_references(tenant: Tenant, snapshots: Sequence[Snapshot], named: dic
     Every message that snapshot names has a row in the conversation already, so a client sending its whole history
     each step writes rows for its new messages (four runs of a 1,000-message thread wrote 4,000 rows, 25 to 33 ms
     of the export)."""
-    rows = []
+    rows: list[tuple[int, int, int]] = []  # (snapshot, position, message)
     for snapshot in snapshots:
         seen = named.get(snapshot.run.conversation_id, set())
         for position, message_id in enumerate(snapshot.message_ids):
             if message_id not in seen:
                 seen.add(message_id)
-                rows.append(
-                    SnapshotMessage(tenant=tenant, snapshot_id=snapshot.pk, position=position, message_id=message_id)
-                )
+                rows.append((snapshot.pk, position, message_id))
         named[snapshot.run.conversation_id] = set(snapshot.message_ids)  # the batch's next snapshot comes after
-    SnapshotMessage.objects.bulk_create(rows, batch_size=2000)
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        SnapshotMessage.objects.bulk_create(
+            [SnapshotMessage(tenant=tenant, snapshot_id=s, position=p, message_id=m) for s, p, m in rows],
+            batch_size=2000,
+        )
+        return
+    # An import's first snapshots name every message: one statement, each column as one comma-separated string
+    # (a model object per row cost 1.5 s of the 1,000-run threaded import, and psycopg quotes an array's elements
+    # one by one).
+    table = SnapshotMessage._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (tenant_id, snapshot_id, position, message_id)"  # noqa: S608 - the model's table, bound values
+            " SELECT %s, s, p, m FROM unnest(string_to_array(%s, ',')::bigint[],"
+            " string_to_array(%s, ',')::integer[], string_to_array(%s, ',')::bigint[]) AS r(s, p, m)",
+            [tenant.id, *(",".join(map(str, column)) for column in zip(*rows, strict=True))],
+        )
 
 
 def _named_by_newest(tenant: Tenant, conversations: Iterable[Conversation]) -> dict[int, set[int]]:
