@@ -42,6 +42,8 @@ STEPS = [
     ("sessions_app.ingest.service", "_locked_runs"),
     ("sessions_app.ingest.service", "_store_messages"),
     ("sessions_app.ingest.service", "_store_snapshots"),
+    ("sessions_app.ingest.service", "_named_by_newest"),
+    ("sessions_app.ingest.service", "_insert_references"),
     ("sessions_app.ingest.service", "_recover"),
     ("sessions_app.transcripts.store", "_catch_up"),
     ("sessions_app.transcripts.store", "rebuild_transcript"),
