@@ -258,7 +258,7 @@ def get_run(key: ApiKey, run_id: str) -> dict[str, Any]:
     """A run with its snapshots (no content), its tool-effect ledger (each effect's outcome judged) and the calls
     it ended waiting on for approval (awaiting approval, approved or denied)."""
     run = service.get_run(key.tenant, run_id, key)
-    snapshots = scoped(Snapshot, key.tenant).filter(run=run).order_by("seq")
+    snapshots = scoped(Snapshot, key.tenant).filter(run=run).defer("message_ids").order_by("seq")
     effects = scoped(ToolEffect, key.tenant).filter(run=run).order_by("started_at", "pk")
     return {
         "run_id": run.run_id,
@@ -313,6 +313,7 @@ def run_snapshots(key: ApiKey, run_id: str, params: SnapshotListParams) -> dict[
     rows = list(
         scoped(Snapshot, key.tenant)
         .filter(run=run, seq__gt=after if after is not None else -1)
+        .defer("message_ids")
         .order_by("seq")[: params.limit + 1]
     )
     shown = rows[: params.limit]

@@ -463,7 +463,7 @@ def _store_snapshots(
             list_columns.note_run_snapshot(run, item.payload.messages, timezone.now())
             stored.latest[run.id] = item
         stored.touched_runs[run.id] = run
-    named = _named_by_newest(tenant, {snapshot.run.conversation for snapshot in stored.snapshots})
+    named = _named_by_newest(tenant, _conversations_of(stored.fresh, runs))
     Snapshot.objects.bulk_create(stored.snapshots, batch_size=500)
     _insert_references(tenant, stored.snapshots, named)
     return stored

@@ -104,19 +104,21 @@ def stored_ids_of_kept(conversation: Conversation) -> Mapping[int, int]:
     (read under the conversation's lock): its transcript rows reference these, so they exist while the lock is held;
     else {}. The fold's own map, to be read, not changed: at 5,000 runs in one conversation a new dict of the
     fold's entries cost 20 ms of every write."""
-    kept = peek(conversation)
-    if kept is None or len(kept.fold.entries) != len(kept.message_ids):
-        return {}
-    return kept.stored_id_of if kept.snapshots_folded == conversation.snapshots_folded else {}
+    kept = _current(conversation)
+    return kept.stored_id_of if kept is not None and len(kept.fold.entries) == len(kept.message_ids) else {}
 
 
 def newest_snapshot_folded(conversation: Conversation) -> int | None:
     """The id of the newest snapshot the conversation's fold folded, when the fold is the store's latest (read under
     the conversation's lock), so the conversation's newest snapshot; else None."""
+    kept = _current(conversation)
+    return (kept.max_snapshot_id or None) if kept is not None else None
+
+
+def _current(conversation: Conversation) -> Kept | None:
+    """The conversation's fold when it has folded every snapshot the row counts (read under its lock), else None."""
     kept = peek(conversation)
-    if kept is None or kept.snapshots_folded != conversation.snapshots_folded:
-        return None
-    return kept.max_snapshot_id or None
+    return kept if kept is not None and kept.snapshots_folded == conversation.snapshots_folded else None
 
 
 def keep_after_commit(conversation: Conversation, kept: Kept) -> None:

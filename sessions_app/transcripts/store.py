@@ -259,25 +259,24 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     if len(snapshots) != behind:
         return False
     runs = {run.pk: run for run in Run.objects.filter(tenant_id=tenant_id, pk__in={s.run_id for s in snapshots})}
-    refs: dict[int, list[int]] = {snapshot.pk: snapshot.message_ids for snapshot in snapshots}
     entries = kept.fold.entries
     if len(entries) != len(kept.message_ids):
         return False
     objects = {message_id: entry.message for entry, message_id in zip(entries, kept.message_ids, strict=True)}
     # Ids of the objects the fold holds now (`objects` keeps them alive while this runs, so no id() is reused).
     stored_id_of = {id(message): message_id for message_id, message in objects.items()}
-    missing = sorted({message_id for ids in refs.values() for message_id in ids} - objects.keys())
+    missing = sorted({message_id for s in snapshots for message_id in s.message_ids} - objects.keys())
     for start in range(0, len(missing), 2000):
         rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[start : start + 2000])
         for message_id, data in rows.values_list("id", "data"):
             # The memo's object, which the request's payload holds too if it carries the message.
             known = MEMO.keep(message := load_message(data), loaded_from=data)
             objects[message_id] = known.message if known is not None else message
-    if any(message_id not in objects for ids in refs.values() for message_id in ids):
+    if any(message_id not in objects for s in snapshots for message_id in s.message_ids):
         return False
     caught = sorted(
         (
-            NewSnapshot(runs[s.run_id], s, [objects[m] for m in refs[s.pk]], refs[s.pk])
+            NewSnapshot(runs[s.run_id], s, [objects[m] for m in s.message_ids], s.message_ids)
             for s in snapshots
             if s.run_id in runs
         ),

@@ -4,6 +4,8 @@ compaction shows as removed messages and an added summary, text is masked with t
 tenant's run and a missing snapshot are 404s, bad input a 400 naming it."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from sessions_app.demo.scenarios import store_as_payloads
@@ -45,6 +47,17 @@ def test_the_snapshots_page_in_write_order(client, run, key):
             break
     assert seqs == list(Snapshot.objects.filter(run=run).order_by("seq").values_list("seq", flat=True))
     assert len(seqs) > 2
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs/{run_id}/snapshots", "/api/v1/runs/{run_id}"])
+def test_a_listing_of_snapshots_reads_none_of_the_ids_they_name(client, run, key, path):
+    with CaptureQueriesContext(connection) as queries:
+        body = _get(client, path.format(run_id=run.run_id), key).json()
+    assert [s["messages"] for s in body["snapshots"]] == [
+        len(ids) for ids in Snapshot.objects.filter(run=run).order_by("seq").values_list("message_ids", flat=True)
+    ]
+    snapshot_reads = [q["sql"] for q in queries.captured_queries if 'FROM "sessions_app_snapshot"' in q["sql"]]
+    assert snapshot_reads and not any("message_ids" in sql for sql in snapshot_reads)
 
 
 def test_the_diff_is_the_dashboard_s_and_shows_the_compaction(client, tenant, run, key):
