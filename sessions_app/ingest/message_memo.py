@@ -11,6 +11,7 @@ identity. A bounded LRU per process; messages are never mutated after validation
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic_ai.messages import ModelMessage
@@ -43,10 +44,11 @@ class MessageMemo:
                 self._by_sha.move_to_end(sha)
             return known
 
-    def of(self, message: ModelMessage) -> Known | None:
-        """The entry of this very object, if it is kept."""
+    def of_each(self, messages: Sequence[ModelMessage]) -> list[Known | None]:
+        """The entry of each of these very objects, None for one not kept; the lock held once for all of them (a
+        1,000-message history asks for 1,000)."""
         with self._lock:
-            return self._by_id.get(id(message))
+            return [self._by_id.get(id(message)) for message in messages]
 
     def keep(self, message: ModelMessage, sent_sha: str | None = None, loaded_from: str | None = None) -> Known | None:
         """Keep `message` if it dumps to the bytes it was validated from (their sha256 `sent_sha`, or the stored

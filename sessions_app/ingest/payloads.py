@@ -232,7 +232,7 @@ def snapshot_of_messages(data: Mapping[str, object], messages: Sequence[ModelMes
     decoded and validated by `ingest.otlp`), as `parse_snapshot` would make it of their dump: a message kept in the
     memo (an inherited copy) was checked when it was first validated and is taken as it is; only the others are
     dumped and checked. A long history costs its new messages, not a dump and a validation of all of it."""
-    kept = [MEMO.of(message) for message in messages]
+    kept = MEMO.of_each(messages)
     fresh = [message for message, known in zip(messages, kept, strict=True) if known is None]
     dumped = ModelMessagesTypeAdapter.dump_python(fresh, mode="json") if fresh else []
     return _parse({**data, "messages": dumped}, kept, strings_checked=False)

@@ -94,8 +94,7 @@ class _Prepared:
 def _prepare(payload: SnapshotPayload) -> _Prepared:
     """Each message's bytes and hashes: kept ones from the memo, the others dumped and hashed here."""
     dumped, shas, content_hashes = [], [], []
-    for message in payload.messages:
-        known = MEMO.of(message)
+    for message, known in zip(payload.messages, MEMO.of_each(payload.messages), strict=True):
         if known is None:
             data = dump_message(message)
             dumped.append(data)

@@ -253,12 +253,13 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
         snapshot
         for snapshot in Snapshot.objects.filter(
             tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation=conversation, id__gt=kept.max_snapshot_id
-        ).order_by("id")
+        )
+        .select_related("run")
+        .order_by("id")
         if snapshot.pk not in ours
     ]
     if len(snapshots) != behind:
         return False
-    runs = {run.pk: run for run in Run.objects.filter(tenant_id=tenant_id, pk__in={s.run_id for s in snapshots})}
     entries = kept.fold.entries
     if len(entries) != len(kept.message_ids):
         return False
@@ -275,11 +276,7 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     if any(message_id not in objects for s in snapshots for message_id in s.message_ids):
         return False
     caught = sorted(
-        (
-            NewSnapshot(runs[s.run_id], s, [objects[m] for m in s.message_ids], s.message_ids)
-            for s in snapshots
-            if s.run_id in runs
-        ),
+        (NewSnapshot(s.run, s, [objects[m] for m in s.message_ids], s.message_ids) for s in snapshots),
         key=_order_key,
     )
     if len(caught) != behind or not _in_recovery_order(kept, caught):

@@ -26,7 +26,7 @@ def test_the_payload_is_the_one_parse_snapshot_makes_of_the_dump(kept):
     history = threaded_history(5)
     dumped = ModelMessagesTypeAdapter.dump_python(history, mode="json")
     inherited = parse_snapshot({**FIELDS, "messages": dumped[:kept]}).messages
-    assert all(MEMO.of(message) is not None for message in inherited)  # kept, as a stored transcript's copies are
+    assert None not in MEMO.of_each(inherited)  # kept, as a stored transcript's copies are
     messages = [*inherited, *ModelMessagesTypeAdapter.validate_python(dumped[kept:])]
 
     made = snapshot_of_messages(FIELDS, messages)
