@@ -6,6 +6,7 @@ Plain dataclasses in and out: `RunInput` and `SnapshotInput` in, `RecoveredMessa
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ class RecoveryFold:
         self._by_opening: dict[tuple[str, ...], dict[int, RunState]] = {}
         self._opening_lengths: Counter[int] = Counter()
         self.filter_candidates = True  # tests compare with False: every lineage aligned
+        self.extend_whole_record = True  # tests compare with False: every snapshot aligned as in general
 
     def apply(self, run_id: str, state: str, snapshot: Sequence[ModelMessage]) -> FoldChange:
         with caching_part_keys(self._part_keys):
@@ -133,10 +135,12 @@ class RecoveryFold:
         before = len(entries)
         if state != "complete":
             return FoldChange(before, frozenset(), {}, ())
-        messages: list[ModelMessage] = []
-        hashes: list[str] = []
+        # A snapshot that repeats the whole record (the very objects) and adds to it: only what it adds is looked at.
+        inherited = self._whole_record_repeated(run_id, snapshot) if self.extend_whole_record else 0
+        messages: list[ModelMessage] = list(snapshot[:inherited])
+        hashes: list[str] = [entry.hash for entry in entries] if inherited else []
         artifacts: list[RecoveredMessage] = []
-        for message in snapshot:
+        for message in snapshot[inherited:]:
             if isinstance(message, ModelRequest) and not message.parts:
                 # pydantic-ai empties an orphan tool result's request in place; nothing is left to record.
                 continue
@@ -156,6 +160,9 @@ class RecoveryFold:
             if rest is not None:
                 messages.append(rest)
                 hashes.append(self._hash_of(rest))
+
+        if inherited and len(messages) > inherited and self._continued_alone(run_id, hashes[inherited:-1]):
+            return self._extend(run_id, messages[inherited:], hashes[inherited:], tuple(artifacts))
 
         run_state = self._states.get(run_id)
         if run_state is None:
@@ -243,6 +250,43 @@ class RecoveryFold:
                 if position < before:
                     flags[position] = True
         return FoldChange(before, frozenset(replaced), flags, tuple(artifacts))
+
+    def _whole_record_repeated(self, run_id: str, snapshot: Sequence[ModelMessage]) -> int:
+        """The record's length when the snapshot opens with every message of the record, the very objects in order,
+        and holds more, and the current run's lineage is the whole record, all of it live; else 0. Its run is the
+        current run or a new one."""
+        current, length = self._current, len(self.entries)
+        if current is None or not length or len(snapshot) <= length or len(current.live) != length:
+            return 0
+        if self._states.get(run_id, current) is not current or current.lineage != list(range(length)):
+            return 0
+        if not all(map(operator.is_, snapshot[:length], [entry.message for entry in self.entries])):
+            return 0
+        return length
+
+    def _continued_alone(self, run_id: str, inner_hashes: Sequence[str]) -> bool:
+        """Whether a snapshot repeating the whole record continues the current run's lineage and no other: its own
+        run's, or for a new run's first snapshot, no other lineage ends inside what it adds (before its last
+        message), where its tail would reach further into the snapshot (`choose_base`)."""
+        return run_id in self._states or all(state is self._current for state in self._ending_in(inner_hashes))
+
+    def _extend(
+        self, run_id: str, added: Sequence[ModelMessage], hashes: Sequence[str], artifacts: tuple[RecoveredMessage, ...]
+    ) -> FoldChange:
+        """`_apply` for a snapshot that repeats the whole record and continues the current run's lineage: what
+        alignment would find (the record as a block, nothing replaced, nothing dropped) without walking it."""
+        before = len(self.entries)
+        run_state = self._states.get(run_id)
+        if run_state is None:
+            self._done_drops |= self._current_drops  # the run before is done
+            self._current_drops = set()
+            run_state = self._states[run_id] = self._current = RunState(order=len(self._finished))
+            self._finished.append(run_state)
+        self.entries.extend(Entry(message, key, run_id) for message, key in zip(added, hashes, strict=True))
+        self._index(run_state, remove=True)
+        run_state.lineage, run_state.live = list(range(len(self.entries))), set(range(len(self.entries)))
+        self._index(run_state)
+        return FoldChange(before, frozenset(), {}, artifacts)
 
     def _opening(self, lineage: Sequence[int]) -> tuple[str, ...]:
         entry = self.entries[lineage[0]]
