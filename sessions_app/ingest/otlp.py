@@ -34,7 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 from input_errors import RejectedInput
 from sessions_app.core.api_input import decode_json
@@ -105,6 +105,9 @@ class TracedRun:
     parent_run_id: str
     new_message_index: int
     messages: list[dict[str, Json]]
+    # The JSON (as `to_json` writes it) of each message the run inherited, as read from its span: `messages`
+    # holds the very data read for those, so their JSON is the read's, made once per message of a conversation.
+    inherited_texts: Sequence[str] = ()
     tool_effects: list[ToolEffectPayload] = field(default_factory=list)
     refused_tools: list[str] = field(default_factory=list)  # why each tool span not recorded was not
     runtime_spans: list[RuntimeSpanPayload] = field(default_factory=list)  # compactions, reviews, judgements
@@ -269,6 +272,20 @@ def _read_history(text: str) -> tuple[str, list[dict[str, Json]] | None]:
 class _Read:
     text: str  # a run span's `pydantic_ai.all_messages`
     messages: list[dict[str, Json]]  # `_read_history` of it; never changed (runs stamp copies)
+    texts: list[str]  # each message's `to_json`
+
+
+def _texts(messages: Sequence[dict[str, Json]]) -> list[str]:
+    return [_text(message) for message in messages]
+
+
+def _text(message: dict[str, Json]) -> str:
+    """A plain message's `to_json`, or "" when it has none (a binary part's bytes that are not UTF-8): a text that
+    is no message's `trace_key`."""
+    try:
+        return to_json(message).decode()
+    except PydanticSerializationError:
+        return ""
 
 
 class ReadHistories:
@@ -284,29 +301,31 @@ class ReadHistories:
     def __init__(self, limit: int = 16_000_000) -> None:
         self._kept: SizedLRU[str, _Read] = SizedLRU(limit, lambda read: len(read.text))
 
-    def read(self, conversation: str, text: str) -> tuple[str, list[dict[str, Json]] | None]:
-        """`_read_history(text)`, reading only what follows the text kept for `conversation` when it begins so."""
+    def read(self, conversation: str, text: str) -> tuple[str, list[dict[str, Json]] | None, list[str]]:
+        """`_read_history(text)`, reading only what follows the text kept for `conversation` when it begins so;
+        and each message's JSON as `to_json` writes it (to be compared, not changed)."""
         kept = self._kept.get(conversation)
-        messages = self._after(kept, text) if kept is not None else None
+        read = self._after(kept, text) if kept is not None else None
         problem = ""
-        if messages is None:
+        if read is None:
             problem, messages = _read_history(text)
-        if messages is not None:
-            self._kept.put(conversation, _Read(text, messages))
-            messages = list(messages)
-        return problem, messages
+            read = _Read(text, messages, _texts(messages)) if messages is not None else None
+        if read is None:
+            return problem, None, []
+        self._kept.put(conversation, read)
+        return problem, list(read.messages), read.texts
 
     @staticmethod
-    def _after(kept: _Read, text: str) -> list[dict[str, Json]] | None:
-        """The messages of `text` if it is `kept.text` with messages added and they read; None to read it whole
-        (which also names any problem as a whole read does)."""
+    def _after(kept: _Read, text: str) -> _Read | None:
+        """`text` read, if it is `kept.text` with messages added and they read; None to read it whole (which also
+        names any problem as a whole read does)."""
         head = len(kept.text) - 1  # the kept text less its closing bracket
         if not (kept.messages and len(text) > head + 1 and text[head] == "," and text.startswith(kept.text[:head])):
             return None
         _, added = _read_history("[" + text[head + 1 :])
         if not added or (added[0]["kind"] == "request" and kept.messages[-1]["kind"] == "request"):
             return None  # unreadable, or two requests that read whole are one (pydantic-ai splits one by role)
-        return kept.messages + added
+        return _Read(text, kept.messages + added, kept.texts + _texts(added))
 
     def clear(self) -> None:
         self._kept.clear()
@@ -322,7 +341,7 @@ def _traced_run(
     if not isinstance(raw, str):
         return "of agent runs without 'pydantic_ai.all_messages' (instrumentation format 2 or later needed)", None
     conversation = str(span.attributes.get("gen_ai.conversation.id") or "")
-    problem, read = READ_HISTORIES.read(conversation or span.trace_id, raw)
+    problem, read, texts = READ_HISTORIES.read(conversation or span.trace_id, raw)
     if read is None:
         return problem, None
     index = span.attributes.get("pydantic_ai.new_message_index")
@@ -346,6 +365,7 @@ def _traced_run(
         parent_run_id=parent_run_id,
         new_message_index=new_index,
         messages=messages,
+        inherited_texts=texts[:new_index],
         tool_effects=effects,
         refused_tools=refused,
         span_count=1 + len(children) - len(refused),
@@ -631,7 +651,7 @@ def trace_key(message: ModelMessage) -> str:
         read = _messages(data) if isinstance(data, list) else []
     except (RejectedInput, ValueError):
         return ""
-    return to_json(read[0]).decode() if len(read) == 1 else ""
+    return _text(read[0]) if len(read) == 1 else ""
 
 
 class KnownMessages:
@@ -669,20 +689,28 @@ class KnownMessages:
             self._trace_keys.append(key)
             self.messages.append(message)
 
-    def inherit_traced(self, data: Sequence[dict[str, Json]], count: int) -> tuple[list[ModelMessage], int]:
+    def inherit_traced(
+        self, data: Sequence[dict[str, Json]], count: int, texts: Sequence[str] = ()
+    ) -> tuple[list[ModelMessage], int]:
         """Known copies of the longest run of the first `count` plain messages found by `trace_key` (no
-        validation), and where in the known messages the next copy must come after."""
+        validation), and where in the known messages the next copy must come after. `texts` are the first plain
+        messages' `to_json`, when the caller has them (a read's own: `TracedRun.inherited_texts`)."""
         out: list[ModelMessage] = []
         after = 0
         known = len(self.messages)
         if 0 < known <= min(count, len(data)) and all(self._trace_keys):
             # A threaded run inherits every known message in order: one comparison of the whole prefix as JSON (a
             # JSON array's text splits into its elements one way only, so it holds exactly when each element's does)
-            # instead of a lookup per message, which was most of the cost of a 1,000-message history.
-            if to_json(data[:known]) == f"[{','.join(self._trace_keys)}]".encode():
+            # instead of a lookup per message, which was most of the cost of a 1,000-message history. With the
+            # messages' texts at hand, they are compared as they are (making the prefix's JSON again cost 2 ms).
+            if len(texts) >= known:
+                inherits_all = list(texts[:known]) == self._trace_keys
+            else:
+                inherits_all = to_json(data[:known]) == f"[{','.join(self._trace_keys)}]".encode()
+            if inherits_all:
                 out, after = list(self.messages), known
         for i in range(len(out), min(count, len(data))):
-            places = self._traced.get(to_json(data[i]).decode(), [])
+            places = self._traced.get(texts[i] if i < len(texts) else _text(data[i]), [])
             at = bisect_left(places, after)
             if at == len(places):
                 break

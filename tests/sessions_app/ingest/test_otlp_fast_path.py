@@ -97,3 +97,34 @@ def test_a_process_that_never_saw_the_conversation_reads_it_whole_and_stays_exac
     conversation = Conversation.objects.get(tenant=tenant, external_id="fast")
     exported = json.loads("".join(export_conversation(conversation, "json")))
     assert without_times(exported) == without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))
+
+
+@pytest.mark.django_db
+def test_a_thread_that_began_with_an_image_goes_on_and_stays_exact(client, tenant):
+    """An image's bytes are no UTF-8 text: its message has no trace key, so it is validated as any new message is,
+    and the runs after it are stored as they came (not a 500)."""
+    from pydantic_ai import Agent, BinaryContent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    _, key = create_api_key(tenant, "server")
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("A red pixel.")])))
+    pixel = BinaryContent(data=b"\x89PNG\r\n\x1a\n-pixel", media_type="image/png")
+    history = None
+    for prompt in (["What is this?", pixel], "And now?", "Once more?"):
+        history = agent.run_sync(
+            prompt, message_history=history, conversation_id="image", capabilities=[instrumentation]
+        ).all_messages()
+        body = encode_spans(memory.get_finished_spans()).SerializeToString()
+        memory.clear()
+        response = client.post(
+            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        assert response.status_code == 200, response.content
+    conversation = Conversation.objects.get(tenant=tenant, external_id="image")
+    exported = json.loads("".join(export_conversation(conversation, "json")))
+    assert without_times(exported) == without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))

@@ -1,6 +1,7 @@
 """ingest/otlp's KnownMessages (pure): a traced run's inherited messages are recognised on the plain data exactly as
-a lookup per message would, whether the whole known prefix matches at once or a fork ends it early; a copy being
-extended for one export leaves the conversation's kept copies as they were."""
+a lookup per message would, whether the whole known prefix matches at once or a fork ends it early, and whether the
+messages' texts come from their read or are made again; a copy being extended for one export leaves the
+conversation's kept copies as they were."""
 
 import copy
 
@@ -35,9 +36,12 @@ def thread():
     return known, third
 
 
-def test_a_threaded_run_takes_every_known_message_in_order(thread):
+@pytest.mark.parametrize("with_texts", [True, False])
+def test_a_threaded_run_takes_every_known_message_in_order(thread, with_texts):
     known, third = thread
-    copies, after = known.inherit_traced(third.messages, third.new_message_index)
+    assert third.inherited_texts == [to_json(m).decode() for m in third.messages[: third.new_message_index]]
+    texts = third.inherited_texts if with_texts else ()
+    copies, after = known.inherit_traced(third.messages, third.new_message_index, texts)
     assert after == len(known.messages) == third.new_message_index
     assert all(copy is message for copy, message in zip(copies, known.messages, strict=True))
     assert (copies, after) == one_by_one(known, third.messages, third.new_message_index)
@@ -51,6 +55,9 @@ def test_a_changed_message_anywhere_ends_the_copies_where_a_lookup_per_message_w
         copies, after = known.inherit_traced(data, third.new_message_index)
         assert (copies, after) == one_by_one(known, data, third.new_message_index)
         assert len(copies) == position
+        # The same change as a read would give its texts: the texts decide, message for message.
+        texts = [to_json(message).decode() for message in data]
+        assert known.inherit_traced(third.messages, third.new_message_index, texts) == (copies, after)
 
 
 @pytest.mark.parametrize("count", [0, 1, 3, 5])
@@ -59,6 +66,7 @@ def test_a_run_inheriting_fewer_messages_than_are_known_takes_only_those(thread,
     copies, after = known.inherit_traced(third.messages, count)
     assert (copies, after) == one_by_one(known, third.messages, count)
     assert len(copies) == count
+    assert known.inherit_traced(third.messages, count, third.inherited_texts) == (copies, after)
 
 
 def test_a_copy_and_the_kept_copies_extend_apart(thread):

@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_core import to_json
 
 from sessions_app.ingest import otlp
 from sessions_app.ingest.otlp import NO_CONTENT, ReadHistories, _read_history
@@ -52,7 +53,9 @@ def test_a_threaded_runs_history_reads_as_its_whole_text_decoding_only_what_it_a
     texts = run_texts(12)
     histories = ReadHistories()
     for text in texts:
-        assert histories.read("c", text) == _read_history(text)
+        problem, messages, jsons = histories.read("c", text)
+        assert (problem, messages) == _read_history(text)
+        assert jsons == [to_json(message).decode() for message in messages]
     decoded.clear()
     read = ReadHistories()
     for text in texts:
@@ -65,9 +68,9 @@ def test_a_text_that_does_not_go_on_from_the_kept_one_is_read_whole():
     histories = ReadHistories()
     first, other = run_texts(3)[-1], run_texts(3, conversation="d")[1]
     histories.read("c", first)
-    assert histories.read("c", other) == _read_history(other)  # the same id, another history
+    assert histories.read("c", other)[:2] == _read_history(other)  # the same id, another history
     edited = first.replace("question 0", "question zero")
-    assert histories.read("c", edited) == _read_history(edited)
+    assert histories.read("c", edited)[:2] == _read_history(edited)
 
 
 def test_requests_that_read_whole_as_one_are_not_read_as_two():
@@ -76,7 +79,7 @@ def test_requests_that_read_whole_as_one_are_not_read_as_two():
     kept, grown = json.dumps([user]), json.dumps([user, tool])
     histories = ReadHistories()
     histories.read("c", kept)
-    problem, messages = histories.read("c", grown)
+    problem, messages, _ = histories.read("c", grown)
     assert (problem, messages) == _read_history(grown)
     assert [len(m["parts"]) for m in messages] == [2]
 
@@ -86,7 +89,7 @@ def test_a_bad_addition_is_named_as_reading_the_whole_text_names_it():
     histories = ReadHistories()
     histories.read("c", texts[0])
     for bad in (texts[1][:-1] + ",{]", texts[1][:-1] + ',{"role": "user", "parts": [{"type": "text"}]}]'):
-        problem, messages = histories.read("c", bad)
+        problem, messages, _ = histories.read("c", bad)
         assert messages is None
         assert (problem, messages) == _read_history(bad)
     assert _read_history(texts[1][:-1] + ',{"role": "user", "parts": [{"type": "text"}]}]')[0] == NO_CONTENT
