@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
@@ -139,6 +140,10 @@ def _store_messages(
     wanted: dict[str, tuple[str, str]] = {}
     for item in prepared:
         own = runs[item.payload.run_id].conversation_id
+        in_fold = list(map(folds[own].get, map(id, item.payload.messages)))
+        if None not in in_fold:  # a step of a thread whose fold holds every message it repeats
+            ids.update(zip(item.shas, cast(list[int], in_fold), strict=True))
+            continue
         maps = [folds[own], *(ids_of for pk, ids_of in folds.items() if pk != own)]
         for sha, content_hash, dumped, message in zip(
             item.shas, item.content_hashes, item.dumped, item.payload.messages, strict=True
@@ -476,12 +481,12 @@ def _insert_references(tenant: Tenant, snapshots: Sequence[Snapshot], named: dic
     of the export)."""
     rows: list[tuple[int, int, int]] = []  # (snapshot, position, message)
     for snapshot in snapshots:
-        seen = named.get(snapshot.run.conversation_id, set())
-        for position, message_id in enumerate(snapshot.message_ids):
-            if message_id not in seen:
-                seen.add(message_id)
-                rows.append((snapshot.pk, position, message_id))
-        named[snapshot.run.conversation_id] = set(snapshot.message_ids)  # the batch's next snapshot comes after
+        ids: list[int] = snapshot.message_ids
+        names = set(ids)
+        # Each message not named before, at its first position (a few per step: found by set, then by index).
+        fresh = names.difference(named.get(snapshot.run.conversation_id, ()))
+        rows.extend(sorted((snapshot.pk, ids.index(message_id), message_id) for message_id in fresh))
+        named[snapshot.run.conversation_id] = names  # the batch's next snapshot comes after
     if not rows:
         return
     if connection.vendor != "postgresql":
