@@ -22,7 +22,7 @@ from django.utils import timezone
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
-from sessions_app.ingest.message_memo import MEMO
+from sessions_app.ingest.message_memo import MEMO, Known
 from sessions_app.ingest.payloads import (
     IngestError,
     RuntimeSpanPayload,
@@ -94,8 +94,14 @@ class _Prepared:
 
 def _prepare(payload: SnapshotPayload) -> _Prepared:
     """Each message's bytes and hashes: kept ones from the memo, the others dumped and hashed here."""
-    dumped, shas, content_hashes = [], [], []
-    for message, known in zip(payload.messages, MEMO.of_each(payload.messages), strict=True):
+    kept = MEMO.of_each(payload.messages)
+    # The kept messages a step repeats come first: taken in one pass each, then the rest one by one.
+    head = kept.index(None) if None in kept else len(kept)
+    repeated = cast(list[Known], kept[:head])
+    dumped = [known.dumped for known in repeated]
+    shas = [known.sha256 for known in repeated]
+    content_hashes = [known.content_hash for known in repeated]
+    for message, known in zip(payload.messages[head:], kept[head:], strict=True):
         if known is None:
             data = dump_message(message)
             dumped.append(data)
@@ -140,13 +146,13 @@ def _store_messages(
     wanted: dict[str, tuple[str, str]] = {}
     for item in prepared:
         own = runs[item.payload.run_id].conversation_id
+        # A step of a thread: its fold holds every message it repeats, so those ids are taken in one pass.
         in_fold = list(map(folds[own].get, map(id, item.payload.messages)))
-        if None not in in_fold:  # a step of a thread whose fold holds every message it repeats
-            ids.update(zip(item.shas, cast(list[int], in_fold), strict=True))
-            continue
+        head = in_fold.index(None) if None in in_fold else len(in_fold)
+        ids.update(zip(item.shas[:head], cast(list[int], in_fold[:head]), strict=True))
         maps = [folds[own], *(ids_of for pk, ids_of in folds.items() if pk != own)]
         for sha, content_hash, dumped, message in zip(
-            item.shas, item.content_hashes, item.dumped, item.payload.messages, strict=True
+            item.shas[head:], item.content_hashes[head:], item.dumped[head:], item.payload.messages[head:], strict=True
         ):
             if sha in ids or sha in claimed or sha in wanted:
                 continue
