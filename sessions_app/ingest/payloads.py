@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from functools import cache
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -319,6 +320,11 @@ def run_start(messages: Sequence[ModelMessage]) -> datetime | None:
     own = next((m.run_id for m in reversed(messages) if m.run_id is not None), None)
     stamps = [m.timestamp for m in messages if m.timestamp is not None and (own is None or m.run_id == own)]
     return min(stamps) if stamps else None
+
+
+def last_stamp(messages: Sequence[ModelMessage]) -> datetime | None:
+    """The latest time a message of the history is stamped with, if any (in one pass: a history can be long)."""
+    return max(filter(None, map(attrgetter("timestamp"), messages)), default=None)
 
 
 def check_snapshot_size(payload: SnapshotPayload, limit: int) -> None:

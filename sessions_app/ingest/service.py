@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import cast
 
 from django.conf import settings
@@ -30,6 +31,7 @@ from sessions_app.ingest.payloads import (
     ToolEffectPayload,
     check_snapshot_size,
     is_final,
+    last_stamp,
     run_start,
 )
 from sessions_app.ingest.storage import existing_message_ids, store_messages
@@ -469,8 +471,9 @@ def _store_snapshots(
         if step is None or stored_step is None or step >= stored_step:
             # The latest step decides the run's state; a late earlier step changes only the transcript.
             top_step[run.id] = step if step is not None else stored_step
-            _note_snapshot_on_run(run, item.payload)
-            list_columns.note_run_snapshot(run, item.payload.messages, timezone.now())
+            latest = last_stamp(item.payload.messages)
+            _note_snapshot_on_run(run, item.payload, latest)
+            list_columns.note_run_snapshot(run, latest, timezone.now())
             stored.latest[run.id] = item
         stored.touched_runs[run.id] = run
     named = _named_by_newest(tenant, _conversations_of(stored.fresh, runs))
@@ -655,8 +658,8 @@ def _audit(tenant: Tenant, stored: _Stored, runtime_spans: Sequence[RuntimeSpanP
     audit_runs(tenant, runs + waiting, histories=histories)
 
 
-def _note_snapshot_on_run(run: Run, payload: SnapshotPayload) -> None:
-    """The run's latest snapshot decides its state and agent."""
+def _note_snapshot_on_run(run: Run, payload: SnapshotPayload, latest: datetime | None) -> None:
+    """The run's latest snapshot decides its state and agent; `latest`: its messages' `last_stamp`."""
     if payload.agent and not run.agent_name:
         run.agent_name = payload.agent
     run.finished_at = None
@@ -664,6 +667,6 @@ def _note_snapshot_on_run(run: Run, payload: SnapshotPayload) -> None:
         run.state = RunState.INTERRUPTED
     elif is_final(payload.messages):
         run.state = RunState.COMPLETE
-        run.finished_at = max((m.timestamp for m in payload.messages if m.timestamp), default=timezone.now())
+        run.finished_at = latest or timezone.now()
     else:
         run.state = RunState.RUNNING

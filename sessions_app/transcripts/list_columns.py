@@ -124,11 +124,10 @@ def run_duration_ms(started: datetime, finished: datetime | None, last_activity:
     return max(int((end - started).total_seconds() * 1000), 0)
 
 
-def note_run_snapshot(run: Run, messages: Sequence[ModelMessage], received: datetime) -> None:
-    """A run's activity columns after its latest snapshot (saved by the caller with the run's other fields)."""
-    stamps = [m.timestamp for m in messages if m.timestamp]
-    candidates = [run.started_at, *stamps, *([run.finished_at] if run.finished_at else [])]
-    run.last_activity_at = max(candidates)
+def note_run_snapshot(run: Run, last_stamp: datetime | None, received: datetime) -> None:
+    """A run's activity columns after its latest snapshot (saved by the caller with the run's other fields), given
+    the latest time its messages are stamped with."""
+    run.last_activity_at = max(stamp for stamp in (run.started_at, last_stamp, run.finished_at) if stamp)
     run.last_snapshot_at = received
     run.duration_ms = run_duration_ms(run.started_at, run.finished_at, run.last_activity_at)
 
