@@ -7,17 +7,20 @@ and results are never mutated by the tests.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from functools import cache
 
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai_harness.conversation_search import SnapshotHistorySource
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
+from model_messages.serialization import dump_message
 from sessions_app.transcripts.recovery.fold import RecoveredMessage, RunInput, recover_conversation, transcript_only
 from sessions_app.transcripts.recovery.hashing import message_hash
 from sessions_app.transcripts.recovery.summary_artifacts import without_summary_artifacts
-from tests.scenarios import ScenarioResult, new_store, run_scenario, runs_from_store
+from tests.scenarios import ScenarioResult, new_store, run_plan, run_scenario, runs_from_store, stress_plan
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,32 @@ def survives_in(message: ModelMessage, history: list[ModelMessage]) -> bool:
         return False
     available = [message_hash(ModelRequest(parts=[p])) for m in history if isinstance(m, ModelRequest) for p in m.parts]
     return all(message_hash(ModelRequest(parts=[p])) in available for p in message.parts)
+
+
+def shared_objects(runs: list[RunInput]) -> list[RunInput]:
+    """The runs as Sessiondesk's store gives them: one object per distinct stored message, shared by every
+    snapshot that repeats it (the harness's store deep-copies each snapshot)."""
+    objects: dict[str, ModelMessage] = {}
+
+    def one(message: ModelMessage) -> ModelMessage:
+        return objects.setdefault(dump_message(message), message)
+
+    return [
+        replace(run, snapshots=[replace(s, messages=[one(m) for m in s.messages]) for s in run.snapshots])
+        for run in runs
+    ]
+
+
+def stress_conversations(seeds: range) -> Iterator[list[RunInput]]:
+    """Each seed's stress conversation as the harness stores it, then the same with some runs started afresh."""
+    for seed in seeds:
+        plan = stress_plan(seed)
+        rng = random.Random(seed)
+        fresh = [
+            replace(t, fresh=True, history_from=None) if i and rng.random() < 0.4 else t
+            for i, t in enumerate(plan.turns)
+        ]
+        for variant in (plan, replace(plan, turns=tuple(fresh))):
+            store = InMemoryStepStore()
+            run_plan(variant, store, conversation_id=f"stress-{seed}", with_truth=False)
+            yield runs_from_store(store)

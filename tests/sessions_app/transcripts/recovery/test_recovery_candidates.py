@@ -2,16 +2,15 @@
 is the same as when every earlier lineage is aligned, on every scenario, on stress conversations, on conversations
 whose runs start afresh with byte-identical prompts, and on many independent runs of one agent."""
 
-import random
 from dataclasses import replace
 
 import pytest
-from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from model_messages.serialization import dump_message
 from sessions_app.transcripts.recovery import alignment
 from sessions_app.transcripts.recovery.fold import RecoveryFold, RunInput, run_order
-from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
+from tests.scenarios import SCENARIO_NAMES, new_store, run_scenario, runs_from_store
+from tests.sessions_app.transcripts.recovery.recovery_cases import stress_conversations
 from tests.sessions_app.transcripts.recovery.test_recovery_independent_runs import independent_runs
 
 
@@ -40,17 +39,8 @@ def test_every_scenario(name):
 
 @pytest.mark.parametrize("block", range(2))
 def test_stress_conversations_and_runs_started_afresh(block):
-    for seed in range(block * 25, block * 25 + 25):
-        plan = stress_plan(seed)
-        rng = random.Random(seed)
-        fresh = [
-            replace(t, fresh=True, history_from=None) if i and rng.random() < 0.4 else t
-            for i, t in enumerate(plan.turns)
-        ]
-        for variant in (plan, replace(plan, turns=tuple(fresh))):
-            store = InMemoryStepStore()
-            run_plan(variant, store, conversation_id=f"stress-{seed}", with_truth=False)
-            assert_same_record(runs_from_store(store))
+    for runs in stress_conversations(range(block * 25, block * 25 + 25)):
+        assert_same_record(runs)
 
 
 def test_many_independent_runs():

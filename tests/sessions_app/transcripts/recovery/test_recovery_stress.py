@@ -1,16 +1,13 @@
 """Generated stress conversations (random compaction kind and thresholds, forks, cancelled tools, orphan
 results, repeated byte-identical prompts and answers) recover exactly to their uncompacted twins."""
 
-from dataclasses import replace
-
 import pytest
-from pydantic_ai.messages import ModelMessage
 from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from model_messages.serialization import dump_message
-from sessions_app.transcripts.recovery.fold import RecoveredMessage, RunInput, recover_conversation, transcript_only
+from sessions_app.transcripts.recovery.fold import RecoveredMessage, recover_conversation, transcript_only
 from tests.scenarios import run_plan, runs_from_store, stress_plan
-from tests.sessions_app.transcripts.recovery.recovery_cases import hashes
+from tests.sessions_app.transcripts.recovery.recovery_cases import hashes, shared_objects
 
 # 180 once recovered an identical answer from an earlier run as the kept tail and doubled a run.
 SEEDS = [*range(16), 180]
@@ -25,20 +22,6 @@ def test_a_stress_conversation_recovers_to_its_twin(seed):
     assert hashes(recovered) == hashes(result.true_messages)
 
 
-def _shared(runs: list[RunInput]) -> list[RunInput]:
-    """The runs as Sessiondesk's store gives them: one object per distinct stored message, shared by every
-    snapshot that repeats it (the harness's store deep-copies each snapshot)."""
-    objects: dict[str, ModelMessage] = {}
-
-    def one(message: ModelMessage) -> ModelMessage:
-        return objects.setdefault(dump_message(message), message)
-
-    return [
-        replace(run, snapshots=[replace(s, messages=[one(m) for m in s.messages]) for s in run.snapshots])
-        for run in runs
-    ]
-
-
 def _record(recovered: list[RecoveredMessage]) -> list[tuple[str, str, bool, bool]]:
     return [(dump_message(r.message), r.run_id, r.recovered_from_compaction, r.summary_artifact) for r in recovered]
 
@@ -50,7 +33,7 @@ def test_shared_message_objects_recover_the_same_record_as_copies(seed):
     store = InMemoryStepStore()
     run_plan(stress_plan(seed), store, conversation_id=f"stress-{seed}")
     runs = runs_from_store(store)
-    assert _record(recover_conversation(_shared(runs))) == _record(recover_conversation(runs))
+    assert _record(recover_conversation(shared_objects(runs))) == _record(recover_conversation(runs))
 
 
 def test_the_stress_plans_cover_every_hard_case():

@@ -3,33 +3,17 @@ hands them out) and adds to it is folded by looking only at what it adds: every 
 it leaves are those of the general alignment, on every scenario, on stress conversations and on threaded runs, and
 where another lineage ends inside what it adds, the general alignment decides."""
 
-import random
 from copy import deepcopy
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai_harness.step_persistence import InMemoryStepStore
 
 from model_messages.serialization import dump_message
 from sessions_app.transcripts.recovery.fold import FoldChange, RecoveryFold, RunInput, SnapshotInput, run_order
 from tests.agents import weather_agent, weather_messages
-from tests.scenarios import SCENARIO_NAMES, new_store, run_plan, run_scenario, runs_from_store, stress_plan
-
-
-def shared(runs: list[RunInput]) -> list[RunInput]:
-    """The runs with each message replaced by the first object of the same bytes, as the store shares them."""
-    objects: dict[str, ModelMessage] = {}
-
-    def one(message: ModelMessage) -> ModelMessage:
-        return objects.setdefault(dump_message(message), message)
-
-    return [
-        replace(run, snapshots=[replace(s, messages=[one(m) for m in s.messages]) for s in run.snapshots])
-        for run in runs
-    ]
-
+from tests.scenarios import SCENARIO_NAMES, new_store, run_scenario, runs_from_store
+from tests.sessions_app.transcripts.recovery.recovery_cases import shared_objects, stress_conversations
 
 Step = tuple[FoldChange, list[tuple[str, str, bool, bool]]]
 
@@ -83,23 +67,13 @@ def threaded(questions: list[str]) -> list[RunInput]:
 def test_every_scenario(name):
     store = new_store(name)
     run_scenario(name, store, conversation_id=f"conv-{name}")
-    assert_same_fold(shared(runs_from_store(store)))
+    assert_same_fold(shared_objects(runs_from_store(store)))
 
 
 @pytest.mark.parametrize("block", range(2))
 def test_stress_conversations(block):
-    taken = 0
-    for seed in range(block * 30, block * 30 + 30):
-        plan = stress_plan(seed)
-        rng = random.Random(seed)
-        fresh = [
-            replace(t, fresh=True, history_from=None) if i and rng.random() < 0.4 else t
-            for i, t in enumerate(plan.turns)
-        ]
-        for variant in (plan, replace(plan, turns=tuple(fresh))):
-            store = InMemoryStepStore()
-            run_plan(variant, store, conversation_id=f"stress-{seed}", with_truth=False)
-            taken += assert_same_fold(shared(runs_from_store(store)))
+    seeds = range(block * 30, block * 30 + 30)
+    taken = sum(assert_same_fold(shared_objects(runs)) for runs in stress_conversations(seeds))
     assert taken > 0
 
 
