@@ -107,7 +107,7 @@ class TracedRun:
     messages: list[dict[str, Json]]
     # The JSON (as `to_json` writes it) of each message the run inherited, as read from its span: `messages`
     # holds the very data read for those, so their JSON is the read's, made once per message of a conversation.
-    inherited_texts: Sequence[str] = ()
+    inherited_texts: Sequence[str]
     tool_effects: list[ToolEffectPayload] = field(default_factory=list)
     refused_tools: list[str] = field(default_factory=list)  # why each tool span not recorded was not
     runtime_spans: list[RuntimeSpanPayload] = field(default_factory=list)  # compactions, reviews, judgements
@@ -689,28 +689,19 @@ class KnownMessages:
             self._trace_keys.append(key)
             self.messages.append(message)
 
-    def inherit_traced(
-        self, data: Sequence[dict[str, Json]], count: int, texts: Sequence[str] = ()
-    ) -> tuple[list[ModelMessage], int]:
-        """Known copies of the longest run of the first `count` plain messages found by `trace_key` (no
-        validation), and where in the known messages the next copy must come after. `texts` are the first plain
-        messages' `to_json`, when the caller has them (a read's own: `TracedRun.inherited_texts`)."""
+    def inherit_traced(self, texts: Sequence[str]) -> tuple[list[ModelMessage], int]:
+        """Known copies of the longest run of a traced run's first inherited messages, found by their texts (each
+        one's `to_json` as read: `TracedRun.inherited_texts`) among the known `trace_key`s with no validation, and
+        where in the known messages the next copy must come after."""
+        known = len(self.messages)
         out: list[ModelMessage] = []
         after = 0
-        known = len(self.messages)
-        if 0 < known <= min(count, len(data)) and all(self._trace_keys):
-            # A threaded run inherits every known message in order: one comparison of the whole prefix as JSON (a
-            # JSON array's text splits into its elements one way only, so it holds exactly when each element's does)
-            # instead of a lookup per message, which was most of the cost of a 1,000-message history. With the
-            # messages' texts at hand, they are compared as they are (making the prefix's JSON again cost 2 ms).
-            if len(texts) >= known:
-                inherits_all = list(texts[:known]) == self._trace_keys
-            else:
-                inherits_all = to_json(data[:known]) == f"[{','.join(self._trace_keys)}]".encode()
-            if inherits_all:
-                out, after = list(self.messages), known
-        for i in range(len(out), min(count, len(data))):
-            places = self._traced.get(texts[i] if i < len(texts) else _text(data[i]), [])
+        # A threaded run inherits every known message in order: one comparison of the lists instead of a lookup
+        # per message, which was most of the cost of a 1,000-message history.
+        if 0 < known <= len(texts) and all(self._trace_keys) and list(texts[:known]) == self._trace_keys:
+            out, after = list(self.messages), known
+        for text in texts[len(out) :]:
+            places = self._traced.get(text, [])
             at = bisect_left(places, after)
             if at == len(places):
                 break

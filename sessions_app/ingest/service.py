@@ -23,7 +23,7 @@ from django.utils import timezone
 from model_messages.serialization import dump_message
 from sessions_app.audit.principals import claim_conversation, principal_hash
 from sessions_app.audit.service import History, audit_runs
-from sessions_app.ingest.message_memo import MEMO, Known
+from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.payloads import (
     IngestError,
     RuntimeSpanPayload,
@@ -94,12 +94,18 @@ class _Prepared:
     digest: str
 
 
+def _leading_found[T](found: list[T | None]) -> list[T]:
+    """What was found before the first miss (a step's repeated messages lead its history)."""
+    head = found.index(None) if None in found else len(found)
+    return cast(list[T], found[:head])
+
+
 def _prepare(payload: SnapshotPayload) -> _Prepared:
     """Each message's bytes and hashes: kept ones from the memo, the others dumped and hashed here."""
     kept = MEMO.of_each(payload.messages)
     # The kept messages a step repeats come first: taken in one pass each, then the rest one by one.
-    head = kept.index(None) if None in kept else len(kept)
-    repeated = cast(list[Known], kept[:head])
+    repeated = _leading_found(kept)
+    head = len(repeated)
     dumped = [known.dumped for known in repeated]
     shas = [known.sha256 for known in repeated]
     content_hashes = [known.content_hash for known in repeated]
@@ -150,8 +156,9 @@ def _store_messages(
         own = runs[item.payload.run_id].conversation_id
         # A step of a thread: its fold holds every message it repeats, so those ids are taken in one pass.
         in_fold = list(map(folds[own].get, map(id, item.payload.messages)))
-        head = in_fold.index(None) if None in in_fold else len(in_fold)
-        ids.update(zip(item.shas[:head], cast(list[int], in_fold[:head]), strict=True))
+        repeated = _leading_found(in_fold)
+        head = len(repeated)
+        ids.update(zip(item.shas[:head], repeated, strict=True))
         maps = [folds[own], *(ids_of for pk, ids_of in folds.items() if pk != own)]
         for sha, content_hash, dumped, message in zip(
             item.shas[head:], item.content_hashes[head:], item.dumped[head:], item.payload.messages[head:], strict=True

@@ -179,7 +179,7 @@ def ingest_traces(tenant: Tenant, decoded: DecodedExport, *, source: str, api_ke
     for run in decoded.runs:  # in start order: a later run of the export inherits from an earlier one
         conversation = known.setdefault(run.conversation_id, KnownMessages())
         # Inherited messages recognised on the plain data are not validated; only the rest is.
-        copies, after = conversation.inherit_traced(run.messages, run.new_message_index, run.inherited_texts)
+        copies, after = conversation.inherit_traced(run.inherited_texts)
         try:
             messages = copies + validate(run, start=len(copies))
         except ValueError as error:

@@ -9,8 +9,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.capabilities import Instrumentation
-from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from sessions_app.ingest import traces
@@ -31,12 +33,33 @@ def without_times(messages: list[dict]) -> list[dict]:
     return messages
 
 
-def threaded_exports(runs: int) -> tuple[list[bytes], list]:
-    """Each run's spans as its own protobuf export, and the last run's whole history."""
+def instrumented() -> tuple[InMemorySpanExporter, Instrumentation]:
+    """An instrumentation capability whose finished spans are kept in memory."""
     memory = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    return memory, Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+
+
+def post_export(client, key: str, body: bytes) -> None:
+    response = client.post(
+        "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
+    assert response.status_code == 200, response.content
+
+
+def exported(tenant, external_id: str) -> list[dict]:
+    conversation = Conversation.objects.get(tenant=tenant, external_id=external_id)
+    return without_times(json.loads("".join(export_conversation(conversation, "json"))))
+
+
+def truth(history) -> list[dict]:
+    return without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))
+
+
+def threaded_exports(runs: int) -> tuple[list[bytes], list]:
+    """Each run's spans as its own protobuf export, and the last run's whole history."""
+    memory, instrumentation = instrumented()
     agent = weather_agent()
     history = None
     bodies = []
@@ -67,16 +90,10 @@ def test_many_threaded_runs_read_each_stored_row_once_validate_only_new_messages
 
     monkeypatch.setattr(traces, "load_message", counting_load)
     for body in bodies:
-        response = client.post(
-            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
-        )
-        assert response.status_code == 200, response.content
+        post_export(client, key, body)
 
-    conversation = Conversation.objects.get(tenant=tenant, external_id="fast")
-    exported = json.loads("".join(export_conversation(conversation, "json")))
-    truth = ModelMessagesTypeAdapter.dump_python(history, mode="json")
-    assert len(exported) == len(history) == 4 * RUNS
-    assert without_times(exported) == without_times(truth)
+    assert len(history) == 4 * RUNS
+    assert exported(tenant, "fast") == truth(history)
     # Every stored row was read once over all the runs, not the whole transcript for each run.
     assert len(loaded) == len(history) - 4
     assert StoredMessage.objects.filter(tenant=tenant).count() == len(history)
@@ -90,28 +107,16 @@ def test_a_process_that_never_saw_the_conversation_reads_it_whole_and_stays_exac
         if number % 2:
             traces.forget_stored_copies()  # another worker took the previous run
             fold_cache.forget_all()
-        response = client.post(
-            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
-        )
-        assert response.status_code == 200, response.content
-    conversation = Conversation.objects.get(tenant=tenant, external_id="fast")
-    exported = json.loads("".join(export_conversation(conversation, "json")))
-    assert without_times(exported) == without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))
+        post_export(client, key, body)
+    assert exported(tenant, "fast") == truth(history)
 
 
 @pytest.mark.django_db
 def test_a_thread_that_began_with_an_image_goes_on_and_stays_exact(client, tenant):
     """An image's bytes are no UTF-8 text: its message has no trace key, so it is validated as any new message is,
     and the runs after it are stored as they came (not a 500)."""
-    from pydantic_ai import Agent, BinaryContent
-    from pydantic_ai.messages import ModelResponse, TextPart
-    from pydantic_ai.models.function import FunctionModel
-
     _, key = create_api_key(tenant, "server")
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    memory, instrumentation = instrumented()
     agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("A red pixel.")])))
     pixel = BinaryContent(data=b"\x89PNG\r\n\x1a\n-pixel", media_type="image/png")
     history = None
@@ -119,12 +124,6 @@ def test_a_thread_that_began_with_an_image_goes_on_and_stays_exact(client, tenan
         history = agent.run_sync(
             prompt, message_history=history, conversation_id="image", capabilities=[instrumentation]
         ).all_messages()
-        body = encode_spans(memory.get_finished_spans()).SerializeToString()
+        post_export(client, key, encode_spans(memory.get_finished_spans()).SerializeToString())
         memory.clear()
-        response = client.post(
-            "/v1/traces", data=body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}"
-        )
-        assert response.status_code == 200, response.content
-    conversation = Conversation.objects.get(tenant=tenant, external_id="image")
-    exported = json.loads("".join(export_conversation(conversation, "json")))
-    assert without_times(exported) == without_times(ModelMessagesTypeAdapter.dump_python(history, mode="json"))
+    assert exported(tenant, "image") == truth(history)

@@ -1,7 +1,6 @@
-"""ingest/otlp's KnownMessages (pure): a traced run's inherited messages are recognised on the plain data exactly as
-a lookup per message would, whether the whole known prefix matches at once or a fork ends it early, and whether the
-messages' texts come from their read or are made again; a copy being extended for one export leaves the
-conversation's kept copies as they were."""
+"""ingest/otlp's KnownMessages (pure): a traced run's inherited messages are recognised by their texts exactly as a
+lookup per message would, whether the whole known prefix matches at once or a fork ends it early; a copy being
+extended for one export leaves the conversation's kept copies as they were."""
 
 import copy
 
@@ -36,12 +35,15 @@ def thread():
     return known, third
 
 
-@pytest.mark.parametrize("with_texts", [True, False])
-def test_a_threaded_run_takes_every_known_message_in_order(thread, with_texts):
+def texts_of(data):
+    """Each plain message's `to_json`, as a read gives them."""
+    return [to_json(message).decode() for message in data]
+
+
+def test_a_threaded_run_takes_every_known_message_in_order(thread):
     known, third = thread
-    assert third.inherited_texts == [to_json(m).decode() for m in third.messages[: third.new_message_index]]
-    texts = third.inherited_texts if with_texts else ()
-    copies, after = known.inherit_traced(third.messages, third.new_message_index, texts)
+    assert third.inherited_texts == texts_of(third.messages[: third.new_message_index])
+    copies, after = known.inherit_traced(third.inherited_texts)
     assert after == len(known.messages) == third.new_message_index
     assert all(copy is message for copy, message in zip(copies, known.messages, strict=True))
     assert (copies, after) == one_by_one(known, third.messages, third.new_message_index)
@@ -52,32 +54,28 @@ def test_a_changed_message_anywhere_ends_the_copies_where_a_lookup_per_message_w
     for position in range(third.new_message_index):
         data = copy.deepcopy(third.messages)
         data[position]["parts"] = [{"type": "text", "content": f"changed at {position}"}]
-        copies, after = known.inherit_traced(data, third.new_message_index)
+        copies, after = known.inherit_traced(texts_of(data[: third.new_message_index]))
         assert (copies, after) == one_by_one(known, data, third.new_message_index)
         assert len(copies) == position
-        # The same change as a read would give its texts: the texts decide, message for message.
-        texts = [to_json(message).decode() for message in data]
-        assert known.inherit_traced(third.messages, third.new_message_index, texts) == (copies, after)
 
 
 @pytest.mark.parametrize("count", [0, 1, 3, 5])
 def test_a_run_inheriting_fewer_messages_than_are_known_takes_only_those(thread, count):
     known, third = thread
-    copies, after = known.inherit_traced(third.messages, count)
+    copies, after = known.inherit_traced(third.inherited_texts[:count])
     assert (copies, after) == one_by_one(known, third.messages, count)
     assert len(copies) == count
-    assert known.inherit_traced(third.messages, count, third.inherited_texts) == (copies, after)
 
 
 def test_a_copy_and_the_kept_copies_extend_apart(thread):
     known, third = thread
-    repeated = [*third.messages[:4], third.messages[1]]  # the first run's tool call again, after the first run
+    repeated = texts_of([*third.messages[:4], third.messages[1]])  # the first run's tool call again, after it
     kept = KnownMessages(known.messages[:4])
     extended = kept.copy()
     extended.extend([known.messages[1]])
-    assert extended.inherit_traced(repeated, 5) == ([*known.messages[:4], known.messages[1]], 5)
-    assert kept.inherit_traced(repeated, 5) == (known.messages[:4], 4)  # the copy's extension is not the kept's
+    assert extended.inherit_traced(repeated) == ([*known.messages[:4], known.messages[1]], 5)
+    assert kept.inherit_traced(repeated) == (known.messages[:4], 4)  # the copy's extension is not the kept's
     again = kept.copy()
     kept.extend([known.messages[1]])
-    assert kept.inherit_traced(repeated, 5) == ([*known.messages[:4], known.messages[1]], 5)
-    assert again.inherit_traced(repeated, 5) == (known.messages[:4], 4)  # nor the kept's extension a copy's
+    assert kept.inherit_traced(repeated) == ([*known.messages[:4], known.messages[1]], 5)
+    assert again.inherit_traced(repeated) == (known.messages[:4], 4)  # nor the kept's extension a copy's
