@@ -411,20 +411,27 @@ def rank_all(
     seeds: Iterable[tuple[int, float]] = (),
     skip: Collection[int] = (),
     max_document: int | None = None,
-) -> list[tuple[int, float]]:
+    stop_past: int | None = None,
+) -> tuple[list[tuple[int, float]], bool]:
     """Every match of the blocks' documents and the `seeds`, ranked (what `top_k` answers for an unbounded k, the
-    same scores in the same order), computed at once instead of block by block: for each tenant, every block of
-    each positive clause's driving word (a phrase's rarest) is read in one go, and every document of them is
-    scored in one call, the other words' blocks overlapping them probed in one more read, phrases verified from
-    positions for all documents together. Without pruning there is nothing to gain from visiting blocks one at a
-    time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
+    same scores in the same order), and True; or, once more than `stop_past` are found, those found (ranked among
+    themselves) and False.
+
+    Computed in few steps instead of block by block: for each tenant, the blocks of each positive clause's driving
+    word (a phrase's rarest) are read in one go, and every document of them is scored in one call, the other words'
+    blocks overlapping them probed in one more read, phrases verified from positions for all documents together.
+    Without pruning there is nothing to gain from visiting blocks one at a time, and per block the fixed work (a
+    read, a lookup, a phrase intersection) is what costs. With `stop_past`, the driving blocks are taken in id order
+    in steps that double (`_FIRST_STEP` blocks, then twice as many), so a count that only needs to know it is past
+    a bound verifies about as many documents as that takes."""
     search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
     unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
-    keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
-    for seed_key, seed_value in seeds:
-        keys.append(np.array([seed_key], dtype=np.int64))
-        values.append(np.array([seed_value]))
-    for tenant in search.tenants():
+    seeded = list(seeds)
+    keys = [np.array([key for key, _ in seeded], dtype=np.int64)]
+    values = [np.array([value for _, value in seeded], dtype=np.float64)]
+    found = len(seeded)
+    complete = stop_past is None or found <= stop_past
+    for tenant in search.tenants() if complete else ():
         driving: list[BlockInfo] = []
         for clause in query.should:
             words = clause_terms(clause)
@@ -432,24 +439,48 @@ def rank_all(
                 continue  # a word no document of the scope holds: the clause matches nothing
             term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
             driving += search.run(tenant, term).blocks
-        if not driving:
-            continue
-        search.load(block.key for block in driving)
-        ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in driving]), return_index=True)
-        lengths = np.concatenate([search.decoded[b.key].lengths for b in driving])[first]
-        keep = ~np.isin(ids, unwanted)
-        if max_document is not None:
-            keep &= ids <= max_document
-        ids, lengths = ids[keep], lengths[keep]
-        if not len(ids):
-            continue
-        scores = search.score(tenant, ids, lengths)
-        hit = scores > 0.0
-        keys.append(ids[hit])
-        values.append(scores[hit])
+        for low, high in _id_ranges(driving, None if stop_past is None else _FIRST_STEP):
+            step = [block for block in driving if block.first < high and block.last >= low]
+            search.load(block.key for block in step)
+            ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in step]), return_index=True)
+            lengths = np.concatenate([search.decoded[b.key].lengths for b in step])[first]
+            keep = (ids >= low) & (ids < high) & ~np.isin(ids, unwanted)
+            if max_document is not None:
+                keep &= ids <= max_document
+            ids, lengths = ids[keep], lengths[keep]
+            if not len(ids):
+                continue
+            scores = search.score(tenant, ids, lengths)
+            hit = scores > 0.0
+            keys.append(ids[hit])
+            values.append(scores[hit])
+            found += int(hit.sum())
+            if stop_past is not None and found > stop_past:
+                complete = False
+                break
+        if not complete:
+            break
     all_keys, all_values = np.concatenate(keys), np.concatenate(values)
     order = np.lexsort((all_keys, -all_values))  # best first, ties by id
-    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True))
+    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True)), complete
+
+
+_FIRST_STEP = 16
+_PAST_EVERY_ID = 2**63 - 1
+"""Driving blocks in a bounded count's first step (a rare phrase's all): 2,048 documents at most."""
+
+
+def _id_ranges(blocks: Sequence[BlockInfo], first_step: int | None) -> list[tuple[int, int]]:
+    """Document id ranges [low, high) that together hold every document of `blocks`: one, or (with `first_step`)
+    one per step of blocks in id order, each step twice the one before."""
+    if not blocks:
+        return []
+    starts = sorted(block.first for block in blocks)
+    cuts, at, step = [], 0, first_step or len(starts)
+    while at < len(starts):
+        cuts.append(starts[at])
+        at, step = at + step, step * 2
+    return list(zip(cuts, [*cuts[1:], _PAST_EVERY_ID], strict=True))
 
 
 def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:
