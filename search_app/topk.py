@@ -325,13 +325,36 @@ def _driver(search: _Search, index: int, clause: Clause, df: dict[str, int], ten
     return _Driver(index, runs, bounds, best)
 
 
-def _overlap_max(driver: _Driver, tenant: int, first: int, last: int) -> float:
+def _overlap_maxima(driver: _Driver, tenant: int, firsts: Ints, lasts: Ints) -> np.ndarray:
+    """For each id range [firsts[i], lasts[i]], the highest bound among `driver`'s blocks of `tenant` overlapping
+    it (0.0 where none does): for every block of another clause at once."""
     run = driver.runs.get(tenant)
     if run is None:
-        return 0.0
-    low = int(np.searchsorted(run.lasts, first, side="left"))
-    high = int(np.searchsorted(run.firsts, last, side="right"))
-    return float(driver.bounds[tenant][low:high].max()) if high > low else 0.0
+        return np.zeros(len(firsts))
+    low = np.searchsorted(run.lasts, firsts, side="left")
+    high = np.searchsorted(run.firsts, lasts, side="right")
+    return range_maxima(driver.bounds[tenant], low, high)
+
+
+def range_maxima(values: np.ndarray, low: Ints, high: Ints) -> np.ndarray:
+    """`values[low[i]:high[i]].max()` for each i, 0.0 where the range is empty, from a sparse table (the maxima of
+    every run of 2**k values): two lookups per range instead of a slice and a reduction each."""
+    out = np.zeros(len(low))
+    size = high - low
+    wanted = size > 0
+    if not wanted.any():
+        return out
+    levels = [values]
+    while 2 ** len(levels) <= int(size.max()):
+        step = 2 ** (len(levels) - 1)
+        levels.append(np.maximum(levels[-1][:-step], levels[-1][step:]))
+    table = np.zeros((len(levels), len(values)))
+    for power, level in enumerate(levels):
+        table[power, : len(level)] = level
+    start, size = low[wanted], size[wanted]
+    powers = np.frexp(size)[1] - 1  # floor(log2(size)), exactly
+    out[wanted] = np.maximum(table[powers, start], table[powers, start + size - 2**powers])
+    return out
 
 
 def top_k(
@@ -362,10 +385,13 @@ def top_k(
     for driver in drivers:
         others = [d for d in drivers if d is not driver]
         for tenant, run in driver.runs.items():
-            bounds = driver.bounds[tenant]
-            for j, block in enumerate(run.blocks):
-                potential = float(bounds[j]) + sum(_overlap_max(o, tenant, block.first, block.last) for o in others)
-                queue.append((-potential, driver.clause, tenant, j))
+            # The other clauses' bounds summed in clause order, then added to the block's own (as a loop per block
+            # did: a fifth of a three-word search at a million messages, profiled).
+            overlaps = np.zeros(len(run.blocks))
+            for other in others:
+                overlaps = overlaps + _overlap_maxima(other, tenant, run.firsts, run.lasts)
+            potentials = driver.bounds[tenant] + overlaps
+            queue.extend((-potential, driver.clause, tenant, j) for j, potential in enumerate(potentials.tolist()))
     queue.sort()
     ascending = sorted(drivers, key=lambda d: d.best)
     scored: set[int] = set()

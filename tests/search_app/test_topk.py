@@ -2,11 +2,14 @@
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from search_app import blocks, bm25
 from search_app.query import parse_query
-from search_app.topk import BlockInfo, phrase_frequency, rank_all, top_k
+from search_app.topk import BlockInfo, phrase_frequency, range_maxima, rank_all, top_k
 
 VOCABULARY = [f"w{i}" for i in range(400)]
 
@@ -197,6 +200,18 @@ def test_fewer_matches_than_k_are_all_returned():
     docs = {1: ["a", "b"], 2: ["b"], 3: ["c"]}
     index = MemoryIndex({1: docs})
     assert_same(ours(index, docs, "b", 10), brute_force(docs, "b", 10))
+
+
+@given(
+    st.lists(st.floats(min_value=0, max_value=1e6), min_size=1, max_size=300),
+    st.lists(st.tuples(st.integers(0, 310), st.integers(0, 310)), max_size=60),
+)
+def test_range_maxima_are_each_slice_s_maximum(values, ranges):
+    array = np.array(values)
+    low = np.array([min(a, len(values)) for a, _ in ranges], dtype=np.int64)
+    high = np.array([min(b, len(values)) for _, b in ranges], dtype=np.int64)
+    expected = [array[a:b].max() if b > a else 0.0 for a, b in zip(low.tolist(), high.tolist(), strict=True)]
+    assert range_maxima(array, low, high).tolist() == expected
 
 
 def test_phrase_frequency_counts_non_overlapping_runs():
