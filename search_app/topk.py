@@ -20,7 +20,7 @@ of 1e-9 so that summing them in another order can never prune a document that be
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,6 +33,8 @@ from search_app.query import Clause, ParsedQuery, Phrase, Term
 _MARGIN = 1.0 + 1e-9
 _LOOKAHEAD = 16
 _SPAN = 1 << 32  # (document, position) as one integer: positions are below 2**32
+_FIRST_STEP = 16  # driving blocks in a bounded count's first step (2,048 documents at most), then twice as many
+_PAST_EVERY_ID = 2**63 - 1
 
 
 def clause_terms(clause: Clause) -> tuple[str, ...]:
@@ -451,49 +453,48 @@ def rank_all(
     in steps that double (`_FIRST_STEP` blocks, then twice as many), so a count that only needs to know it is past
     a bound verifies about as many documents as that takes."""
     search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
-    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
     seeded = list(seeds)
     keys = [np.array([key for key, _ in seeded], dtype=np.int64)]
     values = [np.array([value for _, value in seeded], dtype=np.float64)]
     found = len(seeded)
     complete = stop_past is None or found <= stop_past
-    for tenant in search.tenants() if complete else ():
-        driving: list[BlockInfo] = []
-        for clause in query.should:
-            words = clause_terms(clause)
-            if not all(t in search.weights for t in words):
-                continue  # a word no document of the scope holds: the clause matches nothing
-            term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
-            driving += search.run(tenant, term).blocks
-        for low, high in _id_ranges(driving, None if stop_past is None else _FIRST_STEP):
-            step = [block for block in driving if block.first < high and block.last >= low]
-            search.load(block.key for block in step)
-            ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in step]), return_index=True)
-            lengths = np.concatenate([search.decoded[b.key].lengths for b in step])[first]
-            keep = (ids >= low) & (ids < high) & ~np.isin(ids, unwanted)
-            if max_document is not None:
-                keep &= ids <= max_document
-            ids, lengths = ids[keep], lengths[keep]
-            if not len(ids):
-                continue
-            scores = search.score(tenant, ids, lengths)
-            hit = scores > 0.0
-            keys.append(ids[hit])
-            values.append(scores[hit])
-            found += int(hit.sum())
-            if stop_past is not None and found > stop_past:
-                complete = False
-                break
-        if not complete:
+    steps = _scored_steps(search, df, None if stop_past is None else _FIRST_STEP) if complete else iter(())
+    for ids, scores in steps:
+        hit = scores > 0.0
+        keys.append(ids[hit])
+        values.append(scores[hit])
+        found += int(hit.sum())
+        if stop_past is not None and found > stop_past:
+            complete = False
             break
     all_keys, all_values = np.concatenate(keys), np.concatenate(values)
     order = np.lexsort((all_keys, -all_values))  # best first, ties by id
     return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True)), complete
 
 
-_FIRST_STEP = 16
-_PAST_EVERY_ID = 2**63 - 1
-"""Driving blocks in a bounded count's first step (a rare phrase's all): 2,048 documents at most."""
+def _scored_steps(search: _Search, df: dict[str, int], first_step: int | None) -> Iterator[tuple[Ints, np.ndarray]]:
+    """Per tenant, the documents of each positive clause's driving word (a phrase's rarest) with their exact
+    scores, in one step or (`first_step`) in steps of id ranges (`_id_ranges`); deleted documents and those past
+    `max_document` left out."""
+    unwanted = np.fromiter(search.skip, dtype=np.int64, count=len(search.skip))
+    for tenant in search.tenants():
+        driving: list[BlockInfo] = []
+        for clause in search.query.should:
+            words = clause_terms(clause)
+            if not all(t in search.weights for t in words):
+                continue  # a word no document of the scope holds: the clause matches nothing
+            term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
+            driving += search.run(tenant, term).blocks
+        for low, high in _id_ranges(driving, first_step):
+            step = [block for block in driving if block.first < high and block.last >= low]
+            search.load(block.key for block in step)
+            ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in step]), return_index=True)
+            lengths = np.concatenate([search.decoded[b.key].lengths for b in step])[first]
+            keep = (ids >= low) & (ids < high) & ~np.isin(ids, unwanted)
+            if search.max_document is not None:
+                keep &= ids <= search.max_document
+            if keep.any():
+                yield ids[keep], search.score(tenant, ids[keep], lengths[keep])
 
 
 def _id_ranges(blocks: Sequence[BlockInfo], first_step: int | None) -> list[tuple[int, int]]:
