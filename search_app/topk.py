@@ -20,7 +20,7 @@ of 1e-9 so that summing them in another order can never prune a document that be
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,8 +33,6 @@ from search_app.query import Clause, ParsedQuery, Phrase, Term
 _MARGIN = 1.0 + 1e-9
 _LOOKAHEAD = 16
 _SPAN = 1 << 32  # (document, position) as one integer: positions are below 2**32
-_FIRST_STEP = 16  # driving blocks in a bounded count's first step (2,048 documents at most), then twice as many
-_PAST_EVERY_ID = 2**63 - 1
 
 
 def clause_terms(clause: Clause) -> tuple[str, ...]:
@@ -439,75 +437,45 @@ def rank_all(
     seeds: Iterable[tuple[int, float]] = (),
     skip: Collection[int] = (),
     max_document: int | None = None,
-    stop_past: int | None = None,
-) -> tuple[list[tuple[int, float]], bool]:
+) -> list[tuple[int, float]]:
     """Every match of the blocks' documents and the `seeds`, ranked (what `top_k` answers for an unbounded k, the
-    same scores in the same order), and True; or, once more than `stop_past` are found, those found (ranked among
-    themselves) and False.
-
-    Computed in few steps instead of block by block: for each tenant, the blocks of each positive clause's driving
-    word (a phrase's rarest) are read in one go, and every document of them is scored in one call, the other words'
-    blocks overlapping them probed in one more read, phrases verified from positions for all documents together.
-    Without pruning there is nothing to gain from visiting blocks one at a time, and per block the fixed work (a
-    read, a lookup, a phrase intersection) is what costs. With `stop_past`, the driving blocks are taken in id order
-    in steps that double (`_FIRST_STEP` blocks, then twice as many), so a count that only needs to know it is past
-    a bound verifies about as many documents as that takes."""
+    same scores in the same order), computed at once instead of block by block: for each tenant, every block of
+    each positive clause's driving word (a phrase's rarest) is read in one go, and every document of them is
+    scored in one call, the other words' blocks overlapping them probed in one more read, phrases verified from
+    positions for all documents together. Without pruning there is nothing to gain from visiting blocks one at a
+    time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
     search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
-    seeded = list(seeds)
-    keys = [np.array([key for key, _ in seeded], dtype=np.int64)]
-    values = [np.array([value for _, value in seeded], dtype=np.float64)]
-    found = len(seeded)
-    complete = stop_past is None or found <= stop_past
-    steps = _scored_steps(search, df, None if stop_past is None else _FIRST_STEP) if complete else iter(())
-    for ids, scores in steps:
-        hit = scores > 0.0
-        keys.append(ids[hit])
-        values.append(scores[hit])
-        found += int(hit.sum())
-        if stop_past is not None and found > stop_past:
-            complete = False
-            break
-    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
-    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
-    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True)), complete
-
-
-def _scored_steps(search: _Search, df: dict[str, int], first_step: int | None) -> Iterator[tuple[Ints, np.ndarray]]:
-    """Per tenant, the documents of each positive clause's driving word (a phrase's rarest) with their exact
-    scores, in one step or (`first_step`) in steps of id ranges (`_id_ranges`); deleted documents and those past
-    `max_document` left out."""
-    unwanted = np.fromiter(search.skip, dtype=np.int64, count=len(search.skip))
+    unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for seed_key, seed_value in seeds:
+        keys.append(np.array([seed_key], dtype=np.int64))
+        values.append(np.array([seed_value]))
     for tenant in search.tenants():
         driving: list[BlockInfo] = []
-        for clause in search.query.should:
+        for clause in query.should:
             words = clause_terms(clause)
             if not all(t in search.weights for t in words):
                 continue  # a word no document of the scope holds: the clause matches nothing
             term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
             driving += search.run(tenant, term).blocks
-        for low, high in _id_ranges(driving, first_step):
-            step = [block for block in driving if block.first < high and block.last >= low]
-            search.load(block.key for block in step)
-            ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in step]), return_index=True)
-            lengths = np.concatenate([search.decoded[b.key].lengths for b in step])[first]
-            keep = (ids >= low) & (ids < high) & ~np.isin(ids, unwanted)
-            if search.max_document is not None:
-                keep &= ids <= search.max_document
-            if keep.any():
-                yield ids[keep], search.score(tenant, ids[keep], lengths[keep])
-
-
-def _id_ranges(blocks: Sequence[BlockInfo], first_step: int | None) -> list[tuple[int, int]]:
-    """Document id ranges [low, high) that together hold every document of `blocks`: one, or (with `first_step`)
-    one per step of blocks in id order, each step twice the one before."""
-    if not blocks:
-        return []
-    starts = sorted(block.first for block in blocks)
-    cuts, at, step = [], 0, first_step or len(starts)
-    while at < len(starts):
-        cuts.append(starts[at])
-        at, step = at + step, step * 2
-    return list(zip(cuts, [*cuts[1:], _PAST_EVERY_ID], strict=True))
+        if not driving:
+            continue
+        search.load(block.key for block in driving)
+        ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in driving]), return_index=True)
+        lengths = np.concatenate([search.decoded[b.key].lengths for b in driving])[first]
+        keep = ~np.isin(ids, unwanted)
+        if max_document is not None:
+            keep &= ids <= max_document
+        ids, lengths = ids[keep], lengths[keep]
+        if not len(ids):
+            continue
+        scores = search.score(tenant, ids, lengths)
+        hit = scores > 0.0
+        keys.append(ids[hit])
+        values.append(scores[hit])
+    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
+    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
+    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True))
 
 
 def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:

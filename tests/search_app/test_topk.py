@@ -107,14 +107,6 @@ def test_top_k_over_blocks_equals_brute_force(seed):
 
 
 def every_match(index: MemoryIndex, docs: dict[int, list[str]], query: str) -> list[tuple[int, float]]:
-    ranked, complete = matches_upto(index, docs, query, None)
-    assert complete
-    return ranked
-
-
-def matches_upto(
-    index: MemoryIndex, docs: dict[int, list[str]], query: str, stop_past: int | None
-) -> tuple[list[tuple[int, float]], bool]:
     parsed = parse_query(query)
     stats = bm25.ScopeStats(len(docs), sum(len(t) for t in docs.values()))
     documents = [bm25.Document(key, " ".join(terms)) for key, terms in docs.items()]
@@ -122,7 +114,7 @@ def matches_upto(
     for clause in parsed.must_not:
         for term in getattr(clause, "terms", (getattr(clause, "term", None),)):
             df.setdefault(term, 0)
-    return rank_all(parsed, index.infos, df, stats, bm25.Bm25Params(), index, stop_past=stop_past)
+    return rank_all(parsed, index.infos, df, stats, bm25.Bm25Params(), index)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -144,38 +136,6 @@ def test_every_match_ranked_at_once_reads_each_block_once():
     every_match(index, docs, '"w0 w1"')
     read_once = index.reads
     assert read_once <= sum(1 for info in index.infos if info.term in ("w0", "w1"))
-
-
-@pytest.mark.parametrize("seed", range(2))
-def test_a_count_with_a_bound_finds_every_match_or_more_than_the_bound_true_ones(seed):
-    first = {key * 2: terms for key, terms in corpus(1500, seed).items()}
-    second = {key * 2 + 1: terms for key, terms in corpus(700, seed + 10).items()}
-    docs = {**first, **second}
-    index = MemoryIndex({1: first, 2: second})
-    for query in [*random_queries(random.Random(seed), docs, 36), '"w0 w1"', '"w0 w1" -w2', "w1 -w0"]:
-        expected = brute_force(docs, query, len(docs))
-        scores = dict(expected)
-        for bound in (0, 7, 150, 2000):
-            found, complete = matches_upto(index, docs, query, bound)
-            if len(expected) <= bound:
-                assert complete
-                assert_same(found, expected)
-                continue
-            assert not complete and bound < len(found) <= len(expected)
-            assert found == sorted(found, key=lambda item: (-item[1], item[0]))  # ranked among themselves
-            for key, score in found:
-                assert score == pytest.approx(scores[key], rel=1e-9)
-
-
-def test_a_count_past_its_bound_reads_a_fraction_of_the_blocks():
-    docs = corpus(20000, 4)
-    index = MemoryIndex({1: docs})
-    whole = len(every_match(index, docs, '"w0 w1"'))
-    every_block = index.reads
-    index.reads = 0
-    found, complete = matches_upto(index, docs, '"w0 w1"', 50)
-    assert whole > 500 and not complete and 50 < len(found) < whole / 4
-    assert index.reads < every_block / 4
 
 
 def test_several_tenants_are_one_scope_with_their_own_blocks():
