@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessage
 
@@ -128,24 +128,35 @@ def _audit_inputs(
     }
     history_ids = {run.pk: set(summaries[run.pk].conversation_ids) for run in runs}
     all_history_ids = set().union(*history_ids.values()) if history_ids else set()
-    # Read afresh: ingestion may have claimed a conversation for its first principal a moment ago.
+    # The runs' own conversations and those their histories name, in one read. Read afresh: ingestion may have
+    # claimed a conversation for its first principal a moment ago.
+    own = {run.conversation_id for run in runs}
     conversation_rows = list(
         scoped(Conversation, tenant)
-        .filter(pk__in={run.conversation_id for run in runs})
+        .filter(Q(pk__in=own) | Q(external_id__in=all_history_ids))
         .values_list("pk", "owner_principal_hash", "external_id")
     )
-    owners = {pk: owner for pk, owner, _ in conversation_rows}
+    owners = {pk: owner for pk, owner, _ in conversation_rows if pk in own}
     external_ids = {pk: external_id for pk, _, external_id in conversation_rows}
     conversation_ids = {run.pk: external_ids[run.conversation_id] for run in runs}
+    owned = {external_id for _, _, external_id in conversation_rows} & all_history_ids
 
-    snapshot_facts = scoped(Snapshot, tenant).filter(run__in=run_pks)
-    sources = _group(snapshot_facts.values_list("run_id", "source"))
-    principals = _group(snapshot_facts.values_list("run_id", "principal_hash"))
-    parents = dict(
+    snapshot_facts = _group(
+        (run_pk, (source, principal))
+        for run_pk, source, principal in scoped(Snapshot, tenant)
+        .filter(run__in=run_pks)
+        .values_list("run_id", "source", "principal_hash")
+    )
+    # The parents' conversations and the run ids the histories name, in one read (the conversation filter keeps
+    # the join on one tenant, as Citus routes it).
+    parent_ids = {run.parent_run_id for run in runs if run.parent_run_id}
+    run_rows = dict(
         scoped(Run, tenant)
-        .filter(run_id__in={run.parent_run_id for run in runs if run.parent_run_id}, conversation__tenant=tenant)
+        .filter(run_id__in=parent_ids | all_history_ids | set(conversation_ids.values()), conversation__tenant=tenant)
         .values_list("run_id", "conversation__external_id")
     )
+    parents = {run_id: run_rows[run_id] for run_id in parent_ids & run_rows.keys()}
+    tenant_run_ids = set(run_rows)
     contracts = {
         contract.agent_name: contract
         for contract in scoped(PromptContract, tenant).filter(agent_name__in={run.agent_name for run in runs})
@@ -174,14 +185,6 @@ def _audit_inputs(
         for run in runs
         if run.pk in pending
     }
-    owned = set(
-        scoped(Conversation, tenant).filter(external_id__in=all_history_ids).values_list("external_id", flat=True)
-    )
-    tenant_run_ids = set(
-        scoped(Run, tenant)
-        .filter(run_id__in=all_history_ids | set(conversation_ids.values()))
-        .values_list("run_id", flat=True)
-    )
     merges = _group(
         scoped(ConversationMerge, tenant)
         .filter(conversation__in={run.conversation_id for run in runs})
@@ -213,7 +216,7 @@ def _audit_inputs(
             now=now,
             stored_messages=history.stored,
             agent_name=run.agent_name,
-            sources=frozenset({run.source, *sources.get(run.pk, [])}),
+            sources=frozenset({run.source, *(source for source, _ in snapshot_facts.get(run.pk, []))}),
             parent_run_id=run.parent_run_id,
             parent_conversation_id=parents.get(run.parent_run_id) if run.parent_run_id else None,
             owned_conversation_ids=frozenset(ids & owned),
@@ -229,7 +232,7 @@ def _audit_inputs(
             receipts=tuple(receipts.get(run.pk, [])),
             waits=tuple(waits.get(run.pk, [])),
             owner_principal_hash=owners.get(run.conversation_id) or "",
-            run_principal_hashes=frozenset(set(principals.get(run.pk, [])) - {""}),
+            run_principal_hashes=frozenset(p for _, p in snapshot_facts.get(run.pk, []) if p),
             idle_since=(run.last_snapshot_at or run.started_at) if run.state == RunState.RUNNING else None,
             stuck_after=timedelta(hours=tenant.stuck_after_hours),
         )
