@@ -101,9 +101,8 @@ class _Reader:
         owners = np.concatenate(
             [block.conversations for block in self.decoded.values() if block.conversations is not None]
         )
-        ids, first = np.unique(ids, return_index=True)
-        wanted = np.asarray(keys, dtype=np.int64)
-        return set(owners[first][np.searchsorted(ids, wanted)].tolist())
+        # A document read in several blocks (one per word) has the same conversation in each.
+        return set(np.unique(owners[np.isin(ids, np.asarray(keys, dtype=np.int64))]).tolist())
 
     def decoded_conversations(self, deleted: Collection[int], max_document: int | None) -> set[int]:
         """The conversations of every live document in the blocks read so far (of words only: all matches)."""
@@ -116,7 +115,7 @@ class _Reader:
         keep = ~np.isin(ids, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
         if max_document is not None:
             keep &= ids <= max_document
-        return set(owners[keep].tolist())
+        return set(np.unique(owners[keep]).tolist())  # a few hundred conversations of a hundred thousand rows
 
     def positions(self, keys: Collection[int]) -> dict[int, bytes]:
         missing = sorted(set(keys) - self.read_positions.keys())
