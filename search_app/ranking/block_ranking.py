@@ -20,7 +20,7 @@ from django.db import connection
 
 from search_app import bm25, topk
 from search_app.backends.base import DOCS, Filters, Scope, SqlParams
-from search_app.blocks import DecodedBlock, decode, decode_frontier
+from search_app.blocks import DecodedBlock, decode, decode_frontier, decode_many
 from search_app.query import ParsedQuery, Phrase, Term
 from search_app.ranking.counting import count_bound
 from search_app.ranking.protocol import MatchCounts, Ranked, RankInput
@@ -86,8 +86,15 @@ class _Reader:
                     f"WHERE tenant_id IN ({_marks(self.tenants)}) AND id IN ({_marks(chunk)})",
                     [*self.tenants, *chunk],
                 )
-                for key, first, count, data, owners, positions in cursor.fetchall():
-                    out[key] = decode(first, count, bytes(data), None if owners is None else bytes(owners))
+                rows = cursor.fetchall()
+                blocks = decode_many(
+                    [
+                        (first, count, bytes(data), None if owners is None else bytes(owners))
+                        for _, first, count, data, owners, _ in rows
+                    ]
+                )
+                for (key, *_, positions), block in zip(rows, blocks, strict=True):
+                    out[key] = block
                     if positions is not None:
                         self.read_positions[key] = bytes(positions)
         self.decoded.update(out)
