@@ -302,8 +302,10 @@ class BlockSearch:
             return MatchCounts()
         ranked = [key for key, _ in self.last]
         conversations = {found.tail_conversations[key] for key in ranked if key in found.tail_conversations}
-        conversations |= found.reader.conversations_of([key for key in ranked if key not in found.tail_conversations])
-        if not self.query.must_not:
+        if self.query.must_not:
+            conversations |= found.reader.conversations_of([k for k in ranked if k not in found.tail_conversations])
+        else:
+            # Every ranked document of the blocks is a live one of the decoded blocks: these hold its conversation.
             conversations |= found.reader.decoded_conversations(found.deleted, self.max_document)
             conversations |= set(found.tail_conversations.values())
         bound = count_bound()
