@@ -159,9 +159,13 @@ def _pack(values: Sequence[int]) -> bytes:
 
 
 def _unpack(payload: bytes) -> Ints:
-    body = payload[1:]
-    data = zlib.decompress(body, -15) if payload[:1] == _DEFLATED else body
-    return np.frombuffer(data, dtype=_U4).astype(np.int64)
+    return _unpack_many([payload])
+
+
+def _unpack_many(payloads: Sequence[bytes]) -> Ints:
+    """The payloads' values, one after the other."""
+    inflated = [zlib.decompress(p[1:], -15) if p[:1] == _DEFLATED else p[1:] for p in payloads]
+    return np.frombuffer(b"".join(inflated), dtype=_U4).astype(np.int64)
 
 
 def decode_frontier(data: bytes) -> tuple[Ints, Ints]:
@@ -234,13 +238,12 @@ def decode(first: int, count: int, payload: bytes, conversations: bytes | None =
     return DecodedBlock(ids, values[count : 2 * count], values[2 * count : 3 * count], owners)
 
 
-def decode_many(rows: Sequence[tuple[int, int, bytes, bytes | None]]) -> list[DecodedBlock]:
+def decode_many(rows: Sequence[tuple[int, int, bytes, bytes]]) -> list[DecodedBlock]:
     """`decode` of many (first, count, postings, conversations) rows: each payload is inflated on its own, the
     rest is computed over all of them at once (a common word's search reads hundreds of blocks, and per block the
     fixed cost of numpy's calls was most of decoding it)."""
-    owned = sum(owners is not None for _, _, _, owners in rows)
-    if not rows or 0 < owned < len(rows):
-        return [decode(*row) for row in rows]
+    if not rows:
+        return []
     counts = np.fromiter((count for _, count, _, _ in rows), dtype=np.int64, count=len(rows))
     firsts = np.fromiter((first for first, _, _, _ in rows), dtype=np.int64, count=len(rows))
     begins = np.cumsum(counts) - counts  # each block's first document among all of them
@@ -249,21 +252,16 @@ def decode_many(rows: Sequence[tuple[int, int, bytes, bytes | None]]) -> list[De
     deltas = values[np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))]
     running = np.cumsum(deltas)
     ids = running - np.repeat(running[begins] - deltas[begins] - firsts, counts)  # first + each block's own sum
-    owners = _unpack_many([owners for _, _, _, owners in rows if owners is not None]) if owned else None
+    owners = _unpack_many([owners for _, _, _, owners in rows])
     return [
         DecodedBlock(
             ids[begin : begin + count],
             values[start + count : start + 2 * count],
             values[start + 2 * count : start + 3 * count],
-            None if owners is None else owners[begin : begin + count],
+            owners[begin : begin + count],
         )
         for begin, start, count in zip(begins.tolist(), starts.tolist(), counts.tolist(), strict=True)
     ]
-
-
-def _unpack_many(payloads: Sequence[bytes]) -> Ints:
-    inflated = [zlib.decompress(p[1:], -15) if p[:1] == _DEFLATED else p[1:] for p in payloads]
-    return np.frombuffer(b"".join(inflated), dtype=_U4).astype(np.int64)
 
 
 def absolute_positions(tfs: Ints, payload: bytes) -> Ints:

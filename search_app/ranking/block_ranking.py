@@ -88,10 +88,7 @@ class _Reader:
                 )
                 rows = cursor.fetchall()
                 blocks = decode_many(
-                    [
-                        (first, count, bytes(data), None if owners is None else bytes(owners))
-                        for _, first, count, data, owners, _ in rows
-                    ]
+                    [(first, count, bytes(data), bytes(owners)) for _, first, count, data, owners, _ in rows]
                 )
                 for (key, *_, positions), block in zip(rows, blocks, strict=True):
                     out[key] = block

@@ -30,13 +30,12 @@ def test_a_block_decodes_to_what_was_encoded(postings):
     assert blocks.decode_postings(encoded) == postings
 
 
-@given(st.lists(posting_lists(max_size=40), min_size=1, max_size=6), st.lists(st.booleans(), min_size=6, max_size=6))
+@given(st.lists(posting_lists(max_size=40), min_size=1, max_size=6))
 @settings(max_examples=200, deadline=None)
-def test_many_blocks_decode_at_once_as_each_does_alone(lists, with_conversations):
+def test_many_blocks_decode_at_once_as_each_does_alone(lists):
     encoded = [blocks.encode(postings) for postings in lists]
-    owned = [(e.first, e.count, e.postings, e.conversations) for e in encoded]
-    some = [row if with_conversations[i] else (*row[:3], None) for i, row in enumerate(owned)]
-    for batch in (owned, some, owned[:1], [(*row[:3], None) for row in owned]):
+    rows = [(e.first, e.count, e.postings, e.conversations) for e in encoded]
+    for batch in (rows, rows[:1]):
         alone = [blocks.decode(*row) for row in batch]
         together = blocks.decode_many(batch)
         assert len(together) == len(alone)
@@ -44,9 +43,8 @@ def test_many_blocks_decode_at_once_as_each_does_alone(lists, with_conversations
             assert one.ids.tolist() == other.ids.tolist()
             assert one.tfs.tolist() == other.tfs.tolist()
             assert one.lengths.tolist() == other.lengths.tolist()
-            assert (one.conversations is None) == (other.conversations is None)
-            if one.conversations is not None and other.conversations is not None:
-                assert one.conversations.tolist() == other.conversations.tolist()
+            assert one.conversations is not None and other.conversations is not None
+            assert one.conversations.tolist() == other.conversations.tolist()
 
 
 @given(posting_lists(max_size=400))
