@@ -292,6 +292,27 @@ class _Search:
                 total = np.where(self.phrase_frequencies(unwanted, found) > 0, 0.0, total)
         return total
 
+    def score_each(
+        self, tenant: int, blocks: Sequence[DecodedBlock], wanted: Callable[[Ints], np.ndarray]
+    ) -> tuple[Ints, np.ndarray]:
+        """Every document of `blocks` (one tenant's) that `wanted` keeps, once, scored: those scoring above 0.0,
+        and their scores."""
+        ids, first = np.unique(np.concatenate([block.ids for block in blocks]), return_index=True)
+        lengths = np.concatenate([block.lengths for block in blocks])[first]
+        keep = wanted(ids)
+        ids, lengths = ids[keep], lengths[keep]
+        if not len(ids):
+            return ids, np.zeros(0)
+        scores = self.score(tenant, ids, lengths)
+        hit = scores > 0.0
+        return ids[hit], scores[hit]
+
+
+def _best_first(keys: list[Ints], values: list[np.ndarray]) -> tuple[Ints, np.ndarray]:
+    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
+    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
+    return all_keys[order], all_values[order]
+
 
 def _common(a: Ints, b: Ints) -> Ints:
     """The values of `a` also in `b`, both strictly increasing, as is the result: the shorter one searched in the
@@ -446,6 +467,11 @@ def rank_all(
     time, and per block the fixed work (a read, a lookup, a phrase intersection) is what costs."""
     search = _Search.over(query, blocks, df, stats, params, reader, skip, max_document)
     unwanted = np.fromiter(skip, dtype=np.int64, count=len(skip))
+
+    def live(ids: Ints) -> np.ndarray:
+        keep = ~np.isin(ids, unwanted)
+        return keep if max_document is None else keep & (ids <= max_document)
+
     keys, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
     for seed_key, seed_value in seeds:
         keys.append(np.array([seed_key], dtype=np.int64))
@@ -461,21 +487,11 @@ def rank_all(
         if not driving:
             continue
         search.load(block.key for block in driving)
-        ids, first = np.unique(np.concatenate([search.decoded[b.key].ids for b in driving]), return_index=True)
-        lengths = np.concatenate([search.decoded[b.key].lengths for b in driving])[first]
-        keep = ~np.isin(ids, unwanted)
-        if max_document is not None:
-            keep &= ids <= max_document
-        ids, lengths = ids[keep], lengths[keep]
-        if not len(ids):
-            continue
-        scores = search.score(tenant, ids, lengths)
-        hit = scores > 0.0
-        keys.append(ids[hit])
-        values.append(scores[hit])
-    all_keys, all_values = np.concatenate(keys), np.concatenate(values)
-    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
-    return list(zip(all_keys[order].tolist(), all_values[order].tolist(), strict=True))
+        found, scores = search.score_each(tenant, [search.decoded[block.key] for block in driving], live)
+        keys.append(found)
+        values.append(scores)
+    ranked_keys, ranked_values = _best_first(keys, values)
+    return list(zip(ranked_keys.tolist(), ranked_values.tolist(), strict=True))
 
 
 def _offer(heap: list[tuple[float, int]], k: int, value: float, key: int) -> None:
@@ -562,26 +578,14 @@ def rank_within(
     reader = _Loaded({info.key: block for info, block in blocks}, positions)
     search = _Search.over(query, (info for info, _ in blocks), df, stats, params, reader, (), max_document)
     for tenant in search.tenants():
-        found_ids, found_lengths = [], []
+        driving: list[DecodedBlock] = []
         for clause in query.should:
             words = clause_terms(clause)
             term = min(words, key=lambda t: (df.get(t, 0), words.index(t)))
-            for info in search.run(tenant, term).blocks:
-                block = reader.decoded[info.key]
-                found_ids.append(block.ids)
-                found_lengths.append(block.lengths)
-        if not found_ids:
+            driving += [reader.decoded[info.key] for info in search.run(tenant, term).blocks]
+        if not driving:
             continue
-        ids, first = np.unique(np.concatenate(found_ids), return_index=True)
-        lengths = np.concatenate(found_lengths)[first]
-        keep = np.isin(ids, part)
-        ids, lengths = ids[keep], lengths[keep]
-        if not len(ids):
-            continue
-        scores = search.score(tenant, ids, lengths)
-        hit = scores > 0.0
-        found_keys.append(ids[hit])
-        found_values.append(scores[hit])
-    all_keys, all_values = np.concatenate(found_keys), np.concatenate(found_values)
-    order = np.lexsort((all_keys, -all_values))  # best first, ties by id
-    return all_keys[order], all_values[order]
+        found, scores = search.score_each(tenant, driving, lambda ids: np.isin(ids, part))
+        found_keys.append(found)
+        found_values.append(scores)
+    return _best_first(found_keys, found_values)
