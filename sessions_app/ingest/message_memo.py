@@ -22,11 +22,12 @@ from sessions_app.transcripts.recovery.hashing import message_hash
 LIMIT = 50_000  # messages kept per process
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # by identity: a history's 1,000 entries are searched for None in C
 class Known:
     message: ModelMessage
     dumped: str  # ModelMessagesTypeAdapter JSON of one message, as stored
-    sha256: str  # of `dumped`
+    digest: bytes  # sha256 of `dumped`
+    sha256: str  # `digest` in hex
     content_hash: str  # recovery's `message_hash`
 
 
@@ -56,14 +57,15 @@ class MessageMemo:
         dumped = dump_message(message)
         if loaded_from is not None and dumped != loaded_from:
             return None  # stored bytes that no longer round-trip: the audit's round-trip gate reports them
-        sha = hashlib.sha256(dumped.encode()).hexdigest()
+        digest = hashlib.sha256(dumped.encode()).digest()
+        sha = digest.hex()
         if sent_sha is not None and sha != sent_sha:
             return None
         with self._lock:
             known = self._by_sha.get(sha)
             if known is not None:
                 return known
-        known = Known(message, dumped, sha, message_hash(message))
+        known = Known(message, dumped, digest, sha, message_hash(message))
         with self._lock:
             self._by_sha[sha] = known
             self._by_id[id(message)] = known

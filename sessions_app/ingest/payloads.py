@@ -266,7 +266,7 @@ def _parse(data: object, kept: Sequence[Known | None] | None, strings_checked: b
         messages[i] = known.message if known is not None else message
     if kept is not None:
         given = iter(zip(messages, digests, strict=True))
-        pairs = [(known.message, bytes.fromhex(known.sha256)) if known else next(given) for known in kept]
+        pairs = [(known.message, known.digest) if known else next(given) for known in kept]
         messages, digests = [message for message, _ in pairs], [digest for _, digest in pairs]
     return SnapshotPayload(
         **body.model_dump(include=_AS_SENT),

@@ -255,42 +255,50 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
             tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation=conversation, id__gt=kept.max_snapshot_id
         )
         .select_related("run")
+        .only("seq", "step", "state", "message_ids", "run__run_id", "run__started_at")
         .order_by("id")
         if snapshot.pk not in ours
     ]
     if len(snapshots) != behind:
         return False
     entries = kept.fold.entries
-    if len(entries) != len(kept.message_ids):
+    held = len(entries)
+    if held != len(kept.message_ids):
         return False
-    objects = {message_id: entry.message for entry, message_id in zip(entries, kept.message_ids, strict=True)}
-    # Ids of the objects the fold holds now (`objects` keeps them alive while this runs, so no id() is reused).
-    stored_id_of = {id(message): message_id for message_id, message in objects.items()}
-    missing = sorted({message_id for s in snapshots for message_id in s.message_ids} - objects.keys())
-    for start in range(0, len(missing), 2000):
-        rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[start : start + 2000])
+    # The fold's messages now, held so that no id() of theirs is reused while this runs (the fold may replace some).
+    before = [entry.message for entry in entries]
+    # A thread's caught snapshots name the fold's history first, in order: only what follows it is looked up.
+    start = held if all(s.message_ids[:held] == kept.message_ids for s in snapshots) else 0
+    objects = {} if start else dict(zip(kept.message_ids, before, strict=True))
+    named = {message_id for s in snapshots for message_id in s.message_ids[start:]}
+    missing = sorted(named - objects.keys())
+    for at in range(0, len(missing), 2000):
+        rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[at : at + 2000])
         for message_id, data in rows.values_list("id", "data"):
             # The memo's object, which the request's payload holds too if it carries the message.
             known = MEMO.keep(message := load_message(data), loaded_from=data)
             objects[message_id] = known.message if known is not None else message
-    if any(message_id not in objects for s in snapshots for message_id in s.message_ids):
+    if not named <= objects.keys():
         return False
+    head = before[:start]
     caught = sorted(
-        (NewSnapshot(s.run, s, [objects[m] for m in s.message_ids], s.message_ids) for s in snapshots),
+        (NewSnapshot(s.run, s, head + [objects[m] for m in s.message_ids[start:]], s.message_ids) for s in snapshots),
         key=_order_key,
     )
     if len(caught) != behind or not _in_recovery_order(kept, caught):
         return False
-    changed_from = len(entries)  # the first position the caught snapshots changed
+    changed_from = held  # the first position the caught snapshots changed
     for new in caught:
         change = kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
         changed_from = min([changed_from, *change.replaced])
         kept.folded_runs.add(new.run.pk)
         kept.last = _order_key(new)
+    stored_id_of = dict(kept.stored_id_of)
     for new in caught:
-        stored_id_of.update((id(m), sid) for m, sid in zip(new.messages, new.stored_ids, strict=True))
-    _resolve_stored_ids(conversation, (entry.message for entry in entries), stored_id_of)
-    message_ids = [stored_id_of[id(entry.message)] for entry in entries]
+        stored_id_of.update((id(m), sid) for m, sid in zip(new.messages[start:], new.stored_ids[start:], strict=True))
+    changed = entries[changed_from:]  # the entries before are the very objects, of the ids, the fold held
+    _resolve_stored_ids(conversation, (entry.message for entry in changed), stored_id_of)
+    message_ids = kept.message_ids[:changed_from] + [stored_id_of[id(entry.message)] for entry in changed]
     # The other process wrote the rows of the same snapshots folded after the same fold (its write counted them on
     # the conversation row, and they come after the fold in recovery order): from the first position they changed
     # on, its rows must be the fold's, and none past its end. Rows before it are the ones this fold's own write left,
@@ -302,7 +310,14 @@ def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapsho
     if tail != list(enumerate(message_ids[changed_from:], changed_from)):
         return False
     kept.message_ids = message_ids
-    kept.stored_id_of = {id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)}
+    if changed_from < held:  # a replaced message's id() may be reused once `before` goes: the map is made anew
+        kept.stored_id_of = {
+            id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)
+        }
+    else:
+        kept.stored_id_of.update(
+            (id(entry.message), message_id) for entry, message_id in zip(changed, message_ids[held:], strict=True)
+        )
     kept.snapshots_folded = conversation.snapshots_folded
     kept.max_snapshot_id = max(snapshot.pk for snapshot in snapshots)
     return True
