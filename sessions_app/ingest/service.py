@@ -399,8 +399,7 @@ def _ingest(
     with one_writer(), transaction.atomic():
         runs = _locked_runs(tenant, prepared, tool_effects, source, api_key)
         fresh = _fresh(tenant, prepared, runs, result)
-        for conversation in _conversations_of(fresh, runs):
-            catch_up(conversation)  # another worker's writes, so the fold names the ids of the history's messages
+        catch_up(_conversations_of(fresh, runs))  # another worker's writes: the folds name the history's ids
         message_ids, result.new_messages = _store_messages(tenant, fresh, runs, known_ids or {})
         stored = _store_snapshots(tenant, _Stored(fresh, message_ids), runs, source, via, api_key)
         result.created = [snapshot.id for snapshot in stored.snapshots]

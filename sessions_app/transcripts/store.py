@@ -9,11 +9,13 @@ transcript from its first changed row. Both write the search index in the same t
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import reduce
+from operator import or_
 
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Q, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.rendering import message_role, message_text
@@ -234,105 +236,163 @@ def _order_key(new: NewSnapshot) -> tuple[tuple[datetime, int, str], SnapshotKey
     return (new.run.started_at, new.run.pk, new.run.run_id), new.key
 
 
+@dataclass
+class _Behind:
+    """A conversation whose kept fold another process moved past, while it catches up."""
+
+    conversation: Conversation
+    kept: Kept
+    snapshots: list[Snapshot] = field(default_factory=list)  # those another process stored since, by id
+    start: int = 0  # where the snapshots' looked-up messages begin: after the fold's history, which they repeat
+    changed_from: int = 0  # the first position the caught snapshots changed
+    message_ids: list[int] = field(default_factory=list)  # the fold's messages' StoredMessage ids, caught up
+
+
 def _catch_up(conversation: Conversation, kept: Kept, batch: Sequence[NewSnapshot]) -> bool:
-    """Fold into `kept` the snapshots another process stored (and wrote the rows of) since this one kept it.
+    """`_catch_up_all` of one conversation."""
+    return bool(_catch_up_all([_Behind(conversation, kept)], {new.snapshot.pk for new in batch}))
+
+
+def _catch_up_all(behind: Sequence[_Behind], ours: set[int]) -> list[_Behind]:
+    """Fold into each kept fold the snapshots another process stored (and wrote the rows of) since this one kept it
+    (not `ours`, this write's own); those that caught up. The snapshots, the messages they name that the folds do
+    not hold and the rows they left are read in one query each for all the conversations (an export of four runs
+    catches four up).
 
     Two gunicorn workers taking a conversation's writes in turns would otherwise each recover it from scratch (every
-    snapshot of every run) whenever the other wrote last. Done only when those snapshots (the newer ids, as a
-    conversation's writers take turns on its lock) are as many as the conversation row counts, come after the kept
-    fold in recovery order, and leave the fold's messages exactly the transcript rows the other process wrote for
-    them (one read of the rows from the first position they changed); otherwise False, and `kept` must not be used
-    (it may hold part of them).
+    snapshot of every run) whenever the other wrote last. A fold catches up only when those snapshots (the newer ids,
+    as a conversation's writers take turns on its lock) are as many as the conversation row counts, come after the
+    kept fold in recovery order, and leave the fold's messages exactly the transcript rows the other process wrote
+    for them (read from the first position they changed); the others must not be used (they may hold part of them).
     """
-    behind = conversation.snapshots_folded - kept.snapshots_folded
-    if behind <= 0 or behind > CATCH_UP_SNAPSHOTS:
-        return False
-    tenant_id = conversation.tenant_id
-    ours = {new.snapshot.pk for new in batch}
-    snapshots = [
-        snapshot
-        for snapshot in Snapshot.objects.filter(
-            tenant_id=tenant_id, run__tenant_id=tenant_id, run__conversation=conversation, id__gt=kept.max_snapshot_id
-        )
-        .select_related("run")
-        .only("seq", "step", "state", "message_ids", "run__run_id", "run__started_at")
-        .order_by("id")
-        if snapshot.pk not in ours
+    behind = [
+        b
+        for b in behind
+        if 0 < b.conversation.snapshots_folded - b.kept.snapshots_folded <= CATCH_UP_SNAPSHOTS
+        and len(b.kept.fold.entries) == len(b.kept.message_ids)
     ]
-    if len(snapshots) != behind:
-        return False
-    entries = kept.fold.entries
-    held = len(entries)
-    if held != len(kept.message_ids):
-        return False
-    # The fold's messages now, held so that no id() of theirs is reused while this runs (the fold may replace some).
-    before = [entry.message for entry in entries]
-    # A thread's caught snapshots name the fold's history first, in order: only what follows it is looked up.
-    start = held if all(s.message_ids[:held] == kept.message_ids for s in snapshots) else 0
-    objects = {} if start else dict(zip(kept.message_ids, before, strict=True))
-    named = {message_id for s in snapshots for message_id in s.message_ids[start:]}
-    missing = sorted(named - objects.keys())
-    for at in range(0, len(missing), 2000):
-        rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[at : at + 2000])
-        for message_id, data in rows.values_list("id", "data"):
-            # The memo's object, which the request's payload holds too if it carries the message.
-            known = MEMO.keep(message := load_message(data), loaded_from=data)
-            objects[message_id] = known.message if known is not None else message
-    if not named <= objects.keys():
-        return False
-    head = before[:start]
-    caught = sorted(
-        (NewSnapshot(s.run, s, head + [objects[m] for m in s.message_ids[start:]], s.message_ids) for s in snapshots),
-        key=_order_key,
-    )
-    if len(caught) != behind or not _in_recovery_order(kept, caught):
-        return False
-    changed_from = held  # the first position the caught snapshots changed
-    for new in caught:
-        change = kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
-        changed_from = min([changed_from, *change.replaced])
-        kept.folded_runs.add(new.run.pk)
-        kept.last = _order_key(new)
-    stored_id_of = dict(kept.stored_id_of)
-    for new in caught:
-        stored_id_of.update((id(m), sid) for m, sid in zip(new.messages[start:], new.stored_ids[start:], strict=True))
-    changed = entries[changed_from:]  # the entries before are the very objects, of the ids, the fold held
-    _resolve_stored_ids(conversation, (entry.message for entry in changed), stored_id_of)
-    message_ids = kept.message_ids[:changed_from] + [stored_id_of[id(entry.message)] for entry in changed]
+    if not behind:
+        return []
+    tenant_id = behind[0].conversation.tenant_id
+    by_pk = {b.conversation.pk: b for b in behind}
+    newer = reduce(or_, (Q(run__conversation_id=b.conversation.pk, id__gt=b.kept.max_snapshot_id) for b in behind))
+    for snapshot in (
+        Snapshot.objects.filter(newer, tenant_id=tenant_id, run__tenant_id=tenant_id)
+        .select_related("run")
+        .only("seq", "step", "state", "message_ids", "run__run_id", "run__started_at", "run__conversation_id")
+        .order_by("id")
+    ):
+        if snapshot.pk not in ours:
+            by_pk[snapshot.run.conversation_id].snapshots.append(snapshot)
+    behind = [b for b in behind if len(b.snapshots) == b.conversation.snapshots_folded - b.kept.snapshots_folded]
+    for b in behind:
+        # A thread's caught snapshots name the fold's history first, in order: only what follows it is looked up.
+        held = len(b.kept.message_ids)
+        b.start = held if all(s.message_ids[:held] == b.kept.message_ids for s in b.snapshots) else 0
+    objects = _stored_objects(tenant_id, behind)
+    caught = [b for b in behind if _fold_caught(b, objects)]
+    if not caught:
+        return []
     # The other process wrote the rows of the same snapshots folded after the same fold (its write counted them on
     # the conversation row, and they come after the fold in recovery order): from the first position they changed
     # on, its rows must be the fold's, and none past its end. Rows before it are the ones this fold's own write left,
     # as a fold that is not behind trusts them too (reading them all cost 2.4 ms at 1,000 messages).
-    written = TranscriptEntry.objects.filter(
-        tenant_id=tenant_id, conversation=conversation, summary_artifact=False, position__gte=changed_from
-    )
-    tail = list(written.order_by("position").values_list("position", "message_id"))
-    if tail != list(enumerate(message_ids[changed_from:], changed_from)):
+    changed = reduce(or_, (Q(conversation_id=b.conversation.pk, position__gte=b.changed_from) for b in caught))
+    written: dict[int, list[tuple[int, int]]] = {b.conversation.pk: [] for b in caught}
+    for conversation_id, position, message_id in (
+        TranscriptEntry.objects.filter(changed, tenant_id=tenant_id, summary_artifact=False)
+        .order_by("conversation_id", "position")
+        .values_list("conversation_id", "position", "message_id")
+    ):
+        written[conversation_id].append((position, message_id))
+    caught = [
+        b
+        for b in caught
+        if written[b.conversation.pk] == list(enumerate(b.message_ids[b.changed_from :], b.changed_from))
+    ]
+    for b in caught:
+        kept, entries, held = b.kept, b.kept.fold.entries, len(b.kept.message_ids)
+        if b.changed_from < held:  # a replaced message's id() may be reused: the map is made anew
+            kept.stored_id_of = {
+                id(e.message): message_id for e, message_id in zip(entries, b.message_ids, strict=True)
+            }
+        else:
+            kept.stored_id_of.update(
+                (id(e.message), message_id) for e, message_id in zip(entries[held:], b.message_ids[held:], strict=True)
+            )
+        kept.message_ids = b.message_ids
+        kept.snapshots_folded = b.conversation.snapshots_folded
+        kept.max_snapshot_id = max(snapshot.pk for snapshot in b.snapshots)
+    return caught
+
+
+def _stored_objects(tenant_id: int, behind: Sequence[_Behind]) -> dict[int, ModelMessage]:
+    """The message of each StoredMessage id the caught snapshots name past their start: a fold's own object where
+    a fold that is not repeated whole holds it, else the memo's (which the request's payload holds too if it carries
+    the message), read in one query."""
+    objects: dict[int, ModelMessage] = {}
+    for b in behind:
+        if not b.start:
+            objects.update(zip(b.kept.message_ids, (entry.message for entry in b.kept.fold.entries), strict=True))
+    named = {message_id for b in behind for s in b.snapshots for message_id in s.message_ids[b.start :]}
+    missing = sorted(named - objects.keys())
+    for at in range(0, len(missing), 2000):
+        rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[at : at + 2000])
+        for message_id, data in rows.values_list("id", "data"):
+            known = MEMO.keep(message := load_message(data), loaded_from=data)
+            objects[message_id] = known.message if known is not None else message
+    return objects
+
+
+def _fold_caught(b: _Behind, objects: Mapping[int, ModelMessage]) -> bool:
+    """Fold the caught snapshots into `b.kept` and name their messages' ids, or False (the fold is then unusable)."""
+    kept = b.kept
+    entries = kept.fold.entries
+    held = len(entries)
+    if any(message_id not in objects for s in b.snapshots for message_id in s.message_ids[b.start :]):
         return False
-    kept.message_ids = message_ids
-    if changed_from < held:  # a replaced message's id() may be reused once `before` goes: the map is made anew
-        kept.stored_id_of = {
-            id(entry.message): message_id for entry, message_id in zip(entries, message_ids, strict=True)
-        }
-    else:
-        kept.stored_id_of.update(
-            (id(entry.message), message_id) for entry, message_id in zip(changed, message_ids[held:], strict=True)
+    # The fold's messages now, held so that no id() of theirs is reused while this runs (the fold may replace some).
+    before = [entry.message for entry in entries]
+    head = before[: b.start]
+    caught = sorted(
+        (
+            NewSnapshot(s.run, s, head + [objects[m] for m in s.message_ids[b.start :]], s.message_ids)
+            for s in b.snapshots
+        ),
+        key=_order_key,
+    )
+    if not _in_recovery_order(kept, caught):
+        return False
+    b.changed_from = held
+    for new in caught:
+        change = kept.fold.apply(new.run.run_id, new.snapshot.state, new.messages)
+        b.changed_from = min([b.changed_from, *change.replaced])
+        kept.folded_runs.add(new.run.pk)
+        kept.last = _order_key(new)
+    stored_id_of = dict(kept.stored_id_of)
+    for new in caught:
+        stored_id_of.update(
+            (id(m), sid) for m, sid in zip(new.messages[b.start :], new.stored_ids[b.start :], strict=True)
         )
-    kept.snapshots_folded = conversation.snapshots_folded
-    kept.max_snapshot_id = max(snapshot.pk for snapshot in snapshots)
+    changed = entries[b.changed_from :]  # the entries before are the very objects, of the ids, the fold held
+    _resolve_stored_ids(b.conversation, (entry.message for entry in changed), stored_id_of)
+    b.message_ids = kept.message_ids[: b.changed_from] + [stored_id_of[id(entry.message)] for entry in changed]
     return True
 
 
-def catch_up(conversation: Conversation) -> None:
-    """Fold into this process's kept fold of the conversation the snapshots other processes stored since, before a
-    write stores anything of it (under the conversation's lock), so that the write takes the ids of its history's
-    messages from a current fold; a fold that cannot catch up is dropped, and the write recovers from scratch."""
-    kept = fold_cache.peek(conversation)
-    if kept is None or kept.snapshots_folded == conversation.snapshots_folded:
-        return
-    kept = fold_cache.take(conversation)
-    if kept is not None and _catch_up(conversation, kept, ()):
-        fold_cache.keep_after_commit(conversation, kept)
+def catch_up(conversations: Iterable[Conversation]) -> None:
+    """Fold into this process's kept folds of the conversations the snapshots other processes stored since, before a
+    write stores anything of them (under their locks), so that the write takes the ids of its history's messages
+    from current folds; a fold that cannot catch up is dropped, and the write recovers from scratch."""
+    behind = []
+    for conversation in conversations:
+        kept = fold_cache.peek(conversation)
+        if kept is not None and kept.snapshots_folded != conversation.snapshots_folded:
+            kept = fold_cache.take(conversation)
+            if kept is not None:
+                behind.append(_Behind(conversation, kept))
+    for b in _catch_up_all(behind, set()):
+        fold_cache.keep_after_commit(b.conversation, b.kept)
 
 
 def update_transcript(

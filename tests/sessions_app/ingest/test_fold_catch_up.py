@@ -8,6 +8,8 @@ from collections import OrderedDict
 
 import pytest
 
+from sessions_app.ingest.payloads import parse_snapshot
+from sessions_app.ingest.service import ingest_snapshots
 from sessions_app.models import Conversation, TranscriptEntry
 from sessions_app.transcripts import fold_cache, store
 from tests.factories import make_tenant
@@ -97,3 +99,32 @@ def test_a_fold_that_would_not_give_the_rows_written_recovers_from_scratch(
     assert rebuilds == [conversation_id]
     monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
     assert_equals_scratch(tenant, conversation_id)
+
+
+def test_one_write_of_several_conversations_catches_them_up_together(
+    rebuilds, django_capture_on_commit_callbacks, monkeypatch
+):
+    """An export of several runs (BatchSpanProcessor) writes several conversations at once: the worker behind on
+    all of them folds each on, from one read of their snapshots, messages and rows, and each equals scratch."""
+    threads = [scenario_payloads(name) for name in SCENARIO_NAMES[:3]] + [stress_payloads(0)]
+    caught_together = []
+    catch_up_all = store._catch_up_all
+
+    def counted(behind, ours):
+        caught = catch_up_all(behind, ours)
+        caught_together.append(len(caught))
+        return caught
+
+    monkeypatch.setattr(store, "_catch_up_all", counted)
+    tenant = make_tenant()
+    caches: dict[int, OrderedDict] = {0: OrderedDict(), 1: OrderedDict()}
+    for step in range(max(map(len, threads))):
+        monkeypatch.setattr(fold_cache, "_kept", caches[step % 2])
+        batch = [parse_snapshot(thread[step]) for thread in threads if step < len(thread)]
+        with django_capture_on_commit_callbacks(execute=True):
+            ingest_snapshots(tenant, batch, source="server", via="api")
+    monkeypatch.setattr(fold_cache, "_kept", OrderedDict())
+    assert max(caught_together) == len(threads)  # a write behind on every conversation caught all of them up
+    assert len(rebuilds) <= len(threads)  # only the second worker's first write of each conversation recovers
+    for thread in threads:
+        assert_equals_scratch(tenant, thread[0]["conversation_id"])
