@@ -22,7 +22,7 @@ from sessions_app.transcripts.recovery.hashing import message_hash
 LIMIT = 50_000  # messages kept per process
 
 
-@dataclass(frozen=True, eq=False)  # by identity: a history's 1,000 entries are searched for None in C
+@dataclass(frozen=True)
 class Known:
     message: ModelMessage
     dumped: str  # ModelMessagesTypeAdapter JSON of one message, as stored
