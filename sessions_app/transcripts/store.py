@@ -327,9 +327,9 @@ def _catch_up_all(behind: Sequence[_Behind], ours: set[int]) -> list[_Behind]:
 
 
 def _stored_objects(tenant_id: int, behind: Sequence[_Behind]) -> dict[int, ModelMessage]:
-    """The message of each StoredMessage id the caught snapshots name past their start: a fold's own object where
-    a fold that is not repeated whole holds it, else the memo's (which the request's payload holds too if it carries
-    the message), read in one query."""
+    """The message of each StoredMessage id the caught snapshots name past their start: the fold's own object when
+    they do not repeat its history (so they are looked up from the first), else the memo's, which the request's
+    payload holds too if it carries the message (all conversations' read in one query)."""
     objects: dict[int, ModelMessage] = {}
     for b in behind:
         if not b.start:
