@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic_ai.messages import ModelMessage
 
-from model_messages.serialization import dump_message
+from model_messages.serialization import dump_message, load_message
 from sessions_app.transcripts.recovery.hashing import message_hash
 
 LIMIT = 50_000  # messages kept per process
@@ -73,6 +73,12 @@ class MessageMemo:
                 _, old = self._by_sha.popitem(last=False)
                 self._by_id.pop(id(old.message), None)
         return known
+
+    def load(self, data: str) -> tuple[ModelMessage, Known | None]:
+        """A stored message's text as a message: the memo's object when its bytes are kept (or are kept now), so
+        every reader of the same row shares one object; and its entry, None when the text no longer round-trips."""
+        known = self.keep(message := load_message(data), loaded_from=data)
+        return (known.message, known) if known is not None else (message, None)
 
     def clear(self) -> None:
         with self._lock:

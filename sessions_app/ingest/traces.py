@@ -26,7 +26,6 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from model_messages.serialization import load_message
 from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.otlp import (
     PYDANTIC_AI_SCOPE,
@@ -99,11 +98,10 @@ def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> 
     for entry_id, _, artifact, data, message_id in rows:
         cached.last_entry_id = max(cached.last_entry_id, entry_id)
         if not artifact:
-            message = load_message(data)
-            known = MEMO.keep(message, loaded_from=data)
+            message, known = MEMO.load(data)
             if known is not None:
-                cached.stored_ids[id(known.message)] = message_id
-            cached.known.extend([known.message if known is not None else message])
+                cached.stored_ids[id(message)] = message_id
+            cached.known.extend([message])
             cached.length += 1
     with _CACHE_LOCK:
         _CACHE[(tenant.id, conversation_id)] = cached

@@ -19,7 +19,7 @@ from django.db.models import Max, Q, QuerySet
 from pydantic_ai.messages import ModelMessage
 
 from model_messages.rendering import message_role, message_text
-from model_messages.serialization import dump_message, load_message, sha256_text
+from model_messages.serialization import dump_message, sha256_text
 from search_app import index
 from sessions_app.ingest.message_memo import MEMO
 from sessions_app.ingest.storage import store_messages
@@ -339,8 +339,7 @@ def _stored_objects(tenant_id: int, behind: Sequence[_Behind]) -> dict[int, Mode
     for at in range(0, len(missing), 2000):
         rows = StoredMessage.objects.filter(tenant_id=tenant_id, id__in=missing[at : at + 2000])
         for message_id, data in rows.values_list("id", "data"):
-            known = MEMO.keep(message := load_message(data), loaded_from=data)
-            objects[message_id] = known.message if known is not None else message
+            objects[message_id] = MEMO.load(data)[0]
     return objects
 
 

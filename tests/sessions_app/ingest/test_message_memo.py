@@ -5,6 +5,7 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from model_messages.serialization import dump_message
+from sessions_app.ingest.message_memo import MessageMemo
 from sessions_app.ingest.payloads import IngestError, parse_snapshot
 from tests.agents import weather_messages
 
@@ -36,3 +37,14 @@ def test_a_bad_new_message_after_known_ones_is_named_by_its_place_in_the_snapsho
     parse_snapshot(body(history))
     with pytest.raises(IngestError, match=r"messages\[4\]: Input tag .nonsense."):
         parse_snapshot(body([*history, {"kind": "nonsense", "parts": []}]))
+
+
+def test_a_stored_row_read_twice_is_one_message_and_a_row_that_no_longer_round_trips_is_not_kept():
+    memo = MessageMemo()
+    stored = dump_message(weather_messages("Memo, stored?")[1])
+    first, known = memo.load(stored)
+    again, _ = memo.load(stored)
+    assert again is first and known is not None and known.dumped == stored
+    drifted = stored.replace('"timestamp"', ' "timestamp"', 1)  # same message, other bytes
+    message, entry = memo.load(drifted)
+    assert entry is None and message is not first and dump_message(message) == stored

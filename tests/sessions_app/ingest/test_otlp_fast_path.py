@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPa
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
-from sessions_app.ingest import traces
+from sessions_app.ingest import message_memo, traces
 from sessions_app.models import Conversation, StoredMessage
 from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.transcripts import fold_cache
@@ -82,13 +82,13 @@ def test_many_threaded_runs_read_each_stored_row_once_validate_only_new_messages
     _, key = create_api_key(tenant, "server")
     bodies, history = threaded_exports(RUNS)
     loaded = []
-    real_load = traces.load_message
+    real_load = message_memo.load_message
 
     def counting_load(data):
         loaded.append(data)
         return real_load(data)
 
-    monkeypatch.setattr(traces, "load_message", counting_load)
+    monkeypatch.setattr(message_memo, "load_message", counting_load)
     for body in bodies:
         post_export(client, key, body)
 
