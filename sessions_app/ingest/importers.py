@@ -56,7 +56,7 @@ def read_import_file(path: Path) -> ImportBatch:
 
 
 def iter_import_file(path: Path) -> Iterator[ImportBatch]:
-    """What one file holds, a chunk at a time (tool effects with the last chunk, after their runs), or an
+    """What one file holds, a chunk at a time (a harness store's tool effects with their runs' chunk), or an
     IngestError naming the file's problem, raised when the reading reaches it."""
     try:
         head = path.open("rb").read(len(SQLITE_MAGIC))
@@ -155,12 +155,15 @@ def _read_harness_copy(copy: Path, path: Path) -> Iterator[ImportBatch]:
     store = SqliteStepStore(database=copy)
     try:
         runs = asyncio.run(store.list_runs())
+        effects = _effects_by_run(_harness_tool_effects(copy, path) if "tool_effects" in tables else [])
         chunks = list(batched(runs, CHUNK_RUNS))
         for index, chunk in enumerate(chunks):
             snapshots = checked_strings(asyncio.run(harness_snapshots(store, chunk)), str(path))
-            last = index == len(chunks) - 1
-            effects = _harness_tool_effects(copy, path) if last and "tool_effects" in tables else []
-            yield ImportBatch(snapshots, effects)
+            # Each chunk's runs bring their own effects, so a chunk touches (and audits) only its runs; the effects
+            # of runs the store does not list come last, where ingestion names an unknown run.
+            owned = [e for run in chunk for e in effects.pop(run.run_id, [])]
+            rest = [e for run_effects in effects.values() for e in run_effects] if index == len(chunks) - 1 else []
+            yield ImportBatch(snapshots, owned + rest)
     except (sqlite3.DatabaseError, ValueError, KeyError) as error:
         raise IngestError(f"{path}: unreadable harness database ({str(error)[:200]}).") from None
 
@@ -226,6 +229,14 @@ async def harness_snapshots(store: Any, runs: Sequence[Any]) -> list[SnapshotPay
 
 def _parse_time(value: object) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+
+def _effects_by_run(effects: Sequence[ToolEffectPayload]) -> dict[str, list[ToolEffectPayload]]:
+    """The effects grouped by run, each run's in the order written (the last record of a call wins)."""
+    grouped: dict[str, list[ToolEffectPayload]] = {}
+    for effect in effects:
+        grouped.setdefault(effect.run_id, []).append(effect)
+    return grouped
 
 
 def _harness_tool_effects(copy: Path, path: Path) -> list[ToolEffectPayload]:

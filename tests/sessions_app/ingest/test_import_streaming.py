@@ -53,7 +53,33 @@ def test_a_harness_store_is_read_a_few_runs_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(importers, "CHUNK_RUNS", 2)
     chunks = list(importers.iter_import_file(path))
     assert [len({s.run_id for s in chunk.snapshots}) for chunk in chunks] == [2, 1]
-    assert not chunks[0].tool_effects and chunks[-1].tool_effects  # effects after their runs
+    # Each chunk brings its own runs' effects (so it touches and audits only its runs), every run's effects.
+    assert all(chunk.tool_effects for chunk in chunks)
+    for chunk in chunks:
+        assert {e.run_id for e in chunk.tool_effects} == {s.run_id for s in chunk.snapshots}
+
+
+def test_a_harness_effect_of_a_run_the_store_does_not_list_still_refuses_the_whole_file(
+    tenant, tmp_path, monkeypatch
+):
+    import sqlite3
+
+    from pydantic_ai_harness.step_persistence import SqliteStepStore
+
+    path = tmp_path / "steps.db"
+    record_with_harness(SqliteStepStore(database=path), ["A?", "B?", "C?"], conversation_id="conv-h")
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO tool_effects (run_id, tool_call_id, tool_name, status, started_at)"
+            " VALUES ('run-elsewhere', 'call-x', 'get_weather', 'completed', '2026-01-01T00:00:00+00:00')"
+        )
+    monkeypatch.setattr(importers, "CHUNK_RUNS", 2)
+    before = row_counts()
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="they changed nothing"):
+        call_command("import_sessions", "--tenant", tenant.slug, str(path), stdout=io.StringIO(), stderr=errors)
+    assert "Tool effect for unknown run 'run-elsewhere'" in errors.getvalue()
+    assert row_counts() == before
 
 
 def test_the_chunks_of_one_file_import_as_one(tenant, tmp_path, monkeypatch):
