@@ -36,6 +36,7 @@ from django.db import connection, transaction
 from django.db.models import BigIntegerField, Case, Count, F, Sum, Value, When
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
+from pydantic_ai.messages import ModelMessage
 
 from masking import Pattern, compile_rules, redact
 from model_messages.rendering import message_text
@@ -58,11 +59,6 @@ def skipped_tools() -> tuple[str, ...]:
     return SEARCH_TOOL_NAMES + tuple(settings.SESSIONDESK_SEARCH_SKIP_TOOLS)
 
 
-def indexed_text(data: str) -> str:
-    """The searchable text of one stored message (ModelMessage JSON)."""
-    return message_text(load_message(data), skip_tools=skipped_tools())
-
-
 def _masking_rules(tenant_ids: Iterable[int]) -> dict[int, tuple[Pattern, ...] | None]:
     """Each tenant's compiled patterns, read under its REDACTION lock held shared until the transaction ends (the
     module's docstring says why); None for patterns that do not compile."""
@@ -78,24 +74,34 @@ def _masking_rules(tenant_ids: Iterable[int]) -> dict[int, tuple[Pattern, ...] |
     return rules
 
 
-def _documents(entries: Sequence[TranscriptEntry]) -> list[SearchDocument]:
-    entries = [entry for entry in entries if not entry.summary_artifact]
-    if not entries:
+def _documents(
+    entries: Sequence[TranscriptEntry], messages: Sequence[ModelMessage] | None = None
+) -> list[SearchDocument]:
+    """The index rows of `entries`; `messages`: each entry's message where the writer holds it (the rows just
+    written), so only entries without one read their stored text back."""
+    held = list(zip(entries, messages if messages is not None else [None] * len(entries), strict=True))
+    held = [(entry, message) for entry, message in held if not entry.summary_artifact]
+    if not held:
         return []
-    rules = _masking_rules(e.tenant_id for e in entries)
-    entries = [entry for entry in entries if rules.get(entry.tenant_id) is not None]
-    tenant_ids = {e.tenant_id for e in entries}
-    data = dict(
-        StoredMessage.objects.filter(tenant_id__in=tenant_ids, id__in={e.message_id for e in entries}).values_list(
-            "id", "data"
-        )
+    rules = _masking_rules(e.tenant_id for e, _ in held)
+    held = [(entry, message) for entry, message in held if rules.get(entry.tenant_id) is not None]
+    tenant_ids = {e.tenant_id for e, _ in held}
+    unread = {e.message_id for e, message in held if message is None}
+    data = (
+        dict(StoredMessage.objects.filter(tenant_id__in=tenant_ids, id__in=unread).values_list("id", "data"))
+        if unread
+        else {}
     )
     agents = dict(
-        Run.objects.filter(tenant_id__in=tenant_ids, id__in={e.run_id for e in entries}).values_list("id", "agent_name")
+        Run.objects.filter(tenant_id__in=tenant_ids, id__in={e.run_id for e, _ in held}).values_list("id", "agent_name")
     )
+    skipped = skipped_tools()
     documents = []
-    for entry in entries:
-        terms = index_terms(redact(indexed_text(data[entry.message_id]), rules[entry.tenant_id] or ()))
+    for entry, message in held:
+        text = message_text(
+            message if message is not None else load_message(data[entry.message_id]), skip_tools=skipped
+        )
+        terms = index_terms(redact(text, rules[entry.tenant_id] or ()))
         if not terms:
             continue
         documents.append(
@@ -163,9 +169,9 @@ def _adjust_statistics(
         )
 
 
-def entries_added(entries: Sequence[TranscriptEntry]) -> None:
-    """Index new transcript entries (same transaction as their insert)."""
-    documents = _documents(list(entries))
+def entries_added(entries: Sequence[TranscriptEntry], messages: Sequence[ModelMessage]) -> None:
+    """Index new transcript entries, each with its message (same transaction as their insert)."""
+    documents = _documents(entries, messages)
     SearchDocument.objects.bulk_create(documents, batch_size=500)
     changes: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
     spans: dict[tuple[int, int], tuple[int, int] | None] = {}

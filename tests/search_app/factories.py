@@ -64,8 +64,10 @@ def add_messages(
     with transaction.atomic():
         position = TranscriptEntry.objects.filter(conversation=conversation, summary_artifact=False).count()
         entries = []
+        held = []
         for offset, message in enumerate(messages):
             message = user(message) if isinstance(message, str) else message
+            held.append(message)
             data = dump_message(message)
             stored, _ = StoredMessage.objects.get_or_create(
                 tenant=run.tenant, sha256=sha256_text(data), defaults={"content_hash": sha256_text(data), "data": data}
@@ -83,7 +85,7 @@ def add_messages(
                 )
             )
         created = TranscriptEntry.objects.bulk_create(entries)
-        index.entries_added(created)
+        index.entries_added(created, held)
         Conversation.objects.filter(pk=conversation.pk).update(message_count=position + len(created))
     return created
 

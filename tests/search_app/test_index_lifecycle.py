@@ -6,8 +6,10 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
+from model_messages.serialization import load_message
 from search_app import folding, index
 from search_app.models import ConversationIndex, SearchDocument
 from search_app.service import run_search
@@ -130,7 +132,7 @@ def test_summary_artifacts_are_not_indexed(tenant):
         text="Summary: shearwater and petrel",
         summary_artifact=True,
     )
-    index.entries_added([summary])
+    index.entries_added([summary], [load_message(summary.message.data)])
     assert SearchDocument.objects.count() == 1
     assert hits(tenant, "petrel") == []
 
@@ -202,6 +204,19 @@ def test_ingested_snapshots_are_searchable_and_a_rewritten_transcript_is_reindex
     stats = ConversationIndex.objects.get(conversation__external_id="c")
     assert stats.documents == 4
     assert stats.total_length == sum(SearchDocument.objects.values_list("length", flat=True))
+
+
+def test_a_write_indexes_the_messages_it_holds_without_reading_their_stored_text_back(tenant):
+    tenant.redaction_patterns = [r"PIN-\d+"]
+    tenant.save()
+    messages = [user("my card PIN-4417 and flight FLT-202"), ModelResponse(parts=[TextPart(content="Noted FLT-202")])]
+    payload = SnapshotPayload(conversation_id="c", run_id="r", agent="travel", state="complete", messages=messages)
+    with CaptureQueriesContext(connection) as statements:
+        ingest_snapshots(tenant, [payload], source="server", via="api")
+    table = StoredMessage._meta.db_table
+    assert not [q["sql"] for q in statements if f'"{table}"."data"' in q["sql"] and q["sql"].startswith("SELECT")]
+    assert sorted(h.position for h in hits(tenant, "FLT-202")) == [0, 1]
+    assert hits(tenant, "PIN-4417") == [] and hits(tenant, "4417") == []  # masked before it is tokenized
 
 
 def test_a_very_large_tool_result_is_stored_and_searchable_by_its_beginning(tenant):
