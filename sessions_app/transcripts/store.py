@@ -474,18 +474,15 @@ def _write_changes(
         )
     )
     new_rows: list[TranscriptEntry] = []
-    row_messages: list[ModelMessage] = []
     new_messages: list[tuple[int, ModelMessage]] = []
     for change in changes:
         for artifact in change.artifacts:
             row = _Row(change.appended_from, run_pk[artifact.run_id], stored_id(artifact.message), False, True)
             new_rows.append(_entry(conversation, row, artifact.message))
-            row_messages.append(artifact.message)
     for position in sorted(rewritten) + list(range(first, len(fold.entries))):
         entry = fold.entries[position]
         row = _Row(position, run_pk[entry.run_id], stored_id(entry.message), fold.dropped(position), False)
         new_rows.append(_entry(conversation, row, entry.message))
-        row_messages.append(entry.message)
         new_messages.append((position, entry.message))
         if position < first:
             kept.message_ids[position] = row.message_id
@@ -507,7 +504,8 @@ def _write_changes(
     # Artifacts first: at one position, an artifact was seen before the message that follows it.
     added = TranscriptEntry.objects.bulk_create(new_rows, batch_size=1000)
     if added:
-        index.entries_added(added, row_messages)
+        artifacts = [artifact.message for change in changes for artifact in change.artifacts]
+        index.entries_added(added, artifacts + [message for _, message in new_messages])
     list_columns.note_rows(conversation, removed, added, new_messages, prices)
     stamps = [e.timestamp for e in added if e.timestamp]
     last_activity = max([conversation.updated_at, *stamps])
