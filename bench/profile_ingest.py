@@ -7,7 +7,9 @@ A real agent (tests/agents.weather_agent, four messages a run) runs RUNS times t
 every run but the last PROFILED is posted unprofiled (OTLP: the run's spans as one protobuf export to /v1/traces;
 post: the whole history as POST /api/v1/snapshots), through Django's test client; the last PROFILED posts run under
 pyinstrument (`pip install pyinstrument`; not a project dependency). `--forget-folds` forgets the kept recovery
-folds before each profiled post, as when another gunicorn worker wrote the conversation last.
+folds before each profiled post, as when another gunicorn worker wrote the conversation last. `--alternate` keeps
+two processes' folds and takes them in turns, post by post, as two gunicorn workers taking a client's exports in
+turns do (each post then catches up the other's last write).
 """
 
 import json
@@ -26,6 +28,7 @@ from ingest import setup  # noqa: E402  (bench/ingest.py: creates the database, 
 def main() -> None:
     mode, runs, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     forget = "--forget-folds" in sys.argv
+    alternate = "--alternate" in sys.argv
     setup(os.environ.get("PROF_DB", "postgres://root@127.0.0.1:5432/sd_prof"))
     import otlp as otlp_bench
     from django.test import Client
@@ -53,7 +56,11 @@ def main() -> None:
             bodies.append(json.dumps(body).encode())
         path, content_type, status = "/api/v1/snapshots", "application/json", 201
 
+    folds_of_workers = [fold_cache._kept, type(fold_cache._kept)()]
+
     def post(i: int) -> float:
+        if alternate:
+            fold_cache._kept = folds_of_workers[i % 2]
         began = time.perf_counter()
         response = client.post(path, data=bodies[i], content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {key}")
         assert response.status_code == status, response.content

@@ -1,5 +1,6 @@
-"""Migration 0025 fills each stored snapshot's `message_ids` from its reference rows, in position order (SQLite's
-statement here on a store of its own; PostgreSQL's runs in test_partition_migration on a migrated store)."""
+"""Migration 0025 fills each stored snapshot's `message_ids` from its reference rows, in position order, and 0026
+keeps them as comma-separated text (SQLite's statements here on a store of their own; PostgreSQL's run in
+test_partition_migration on a migrated store)."""
 
 import importlib
 import json
@@ -21,5 +22,24 @@ def test_sqlite_fills_each_snapshots_ids_in_position_order_and_leaves_one_withou
         """
     )
     db.execute(fill.SQLITE)
+    rows = db.execute("SELECT id, message_ids FROM sessions_app_snapshot ORDER BY id").fetchall()
+    assert [(pk, json.loads(ids)) for pk, ids in rows] == [(1, [10, 20, 30]), (2, [7, 7]), (3, [])]
+
+
+text = importlib.import_module("sessions_app.migrations.0026_snapshot_message_ids_text")
+
+
+def test_sqlite_rewrites_each_history_as_comma_separated_ids_and_back():
+    db = sqlite3.connect(":memory:")
+    db.executescript(
+        """
+        CREATE TABLE sessions_app_snapshot (id INTEGER PRIMARY KEY, message_ids TEXT NOT NULL);
+        INSERT INTO sessions_app_snapshot VALUES (1, '[10, 20, 30]'), (2, '[7,7]'), (3, '[]');
+        """
+    )
+    db.execute(text.SQLITE)
+    rows = db.execute("SELECT id, message_ids FROM sessions_app_snapshot ORDER BY id").fetchall()
+    assert rows == [(1, "10,20,30"), (2, "7,7"), (3, "")]
+    db.execute(text.SQLITE_BACK)
     rows = db.execute("SELECT id, message_ids FROM sessions_app_snapshot ORDER BY id").fetchall()
     assert [(pk, json.loads(ids)) for pk, ids in rows] == [(1, [10, 20, 30]), (2, [7, 7]), (3, [])]

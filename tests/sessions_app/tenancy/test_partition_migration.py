@@ -90,9 +90,9 @@ def test_the_migration_moves_a_store_with_data_into_tenant_partitions(scratch_da
         assert after == before
         refs = db.execute("SELECT id, tenant_id FROM sessions_app_snapshotmessage ORDER BY id").fetchall()
         assert refs == [(101, 1), (102, 1), (201, 2), (202, 2)]
-        # Each snapshot's history, in order, on its own row (sessions_app 0025).
+        # Each snapshot's history, in order, on its own row (sessions_app 0025), as text since 0026.
         histories = db.execute("SELECT id, message_ids FROM sessions_app_snapshot ORDER BY id").fetchall()
-        assert histories == [(10, [11, 12]), (20, [21, 22])]
+        assert histories == [(10, "11,12"), (20, "21,22")]
         # Each tenant's rows sit in one partition, and the two tenants' rows are where their hash puts them.
         placed = db.execute(
             "SELECT tenant_id, count(DISTINCT tableoid) FROM sessions_app_transcriptentry GROUP BY tenant_id"
