@@ -4,7 +4,8 @@ PostgreSQL parsed each id of a jsonb array into a numeric on every insert: a his
 against 0.7 ms as text, and an OTLP export of four runs writes four rows, an import a row per snapshot. The ids are
 rewritten in place ("[11, 12]" becomes "11,12"): on PostgreSQL in the one statement that changes the column's type
 (Citus runs it on every shard); on SQLite, whose JSON column is text with a JSON_VALID check, the table is remade
-without the check and the values rewritten in one UPDATE.
+without the check and the values rewritten in one UPDATE. Either way the table is rewritten under an exclusive
+lock, so writes wait for it: on a large store, migrate in a quiet hour.
 """
 
 from django.db import migrations, models
