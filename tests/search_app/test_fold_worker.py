@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from io import StringIO
 
 import pytest
@@ -133,6 +134,22 @@ _HOLDER = textwrap.dedent(
 )
 
 
+def _wait_until_released(claim_class: int, tenant_id: int) -> None:
+    """Wait for PostgreSQL to end a killed process's session, and with it its claim: the server notices the closed
+    connection on its own time (under load, after the test's next pass had begun, so that pass skipped the tenant)."""
+    deadline = time.monotonic() + 30
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s",
+                [claim_class, tenant_id],
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            assert time.monotonic() < deadline, "the killed worker's claim was never released"
+            time.sleep(0.05)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_workers_tenant_is_skipped_while_claimed_and_finished_by_the_next_start(tenant):
     if connection.vendor != "postgresql":
@@ -152,6 +169,7 @@ def test_a_killed_workers_tenant_is_skipped_while_claimed_and_finished_by_the_ne
     finally:
         os.kill(holder.pid, 9)
         holder.wait(timeout=30)
+    _wait_until_released(fold_worker._CLAIM_CLASS, tenant.id)
     resumed = fold_worker.run_pass()
     assert (resumed.tenants, resumed.skipped) == (1, 0)
     assert not UnfoldedDocument.objects.exists()
