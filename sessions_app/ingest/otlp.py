@@ -603,6 +603,8 @@ def _stamp(
             name = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
             if name:
                 message["model_name"] = str(name)
+            if served_by := _model_id(attributes):
+                message["model_id"] = served_by
             message["usage"] = _usage(attributes)
             message["timestamp"] = model.ended_at.isoformat()
         else:
@@ -615,6 +617,14 @@ def _stamp(
             for part in message["parts"]:
                 if part["part_kind"] in ("user-prompt", "system-prompt", "tool-return"):
                     part["timestamp"] = sent
+
+
+def _model_id(attributes: Mapping[str, Json]) -> str:
+    """The model a response came from as pydantic-ai records it (`ModelResponse.model_id`): the span does not carry
+    it, but it is the model's `'provider:model_name'` unless a capability aliased it, and the span has both halves."""
+    provider = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
+    requested = attributes.get("gen_ai.request.model")
+    return f"{provider}:{requested}" if provider and requested else ""
 
 
 def _instructions(span: SpanFacts) -> str:

@@ -55,6 +55,8 @@ def test_a_response_takes_its_model_request_spans_model_usage_and_end():
     truth = [m for m in result.all_messages() if m.kind == "response"]
     assert [r["usage"]["input_tokens"] for r in responses] == [t.usage.input_tokens for t in truth]
     assert {r["model_name"] for r in responses} == {"function:_weather_model:"}
+    # the model the agent sent the request to, as pydantic-ai records it beside the name the provider reported
+    assert {r["model_id"] for r in responses} == {"function:function:_weather_model:"}
     request_time, response_time = run.messages[0]["timestamp"], responses[0]["timestamp"]
     assert run.span.started_at.isoformat() <= request_time <= response_time <= run.span.ended_at.isoformat()
 
