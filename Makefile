@@ -13,7 +13,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.14 \
 	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { command -v "$$p"; break; }; \
 	done)
 
-.PHONY: help install run serve test test-sqlite test-postgres test-citus lint typecheck demo bench browsers screenshots
+.PHONY: help install lock run serve test test-sqlite test-postgres test-citus lint typecheck demo bench browsers screenshots
 
 help:
 	@echo "make run    serve the product with demo data on http://$(HOST)"
@@ -26,8 +26,15 @@ $(VPY):
 	"$(PYTHON)" -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 
+# constraints.txt pins every package to the versions the suite last passed with, so a release upstream cannot change
+# what a fresh clone installs; `make lock` moves them to the newest versions pyproject.toml allows.
 install: $(VPY)
-	$(VPY) -m pip install -q -e '.[test]'
+	$(VPY) -m pip install -q -c constraints.txt -e '.[test]'
+
+lock:
+	rm -rf .venv-lock && "$(PYTHON)" -m venv .venv-lock && .venv-lock/bin/pip install -q -e '.[test]' && \
+	{ echo "# Written by make lock: every package make install installs, at the version the suite passes with."; \
+	  .venv-lock/bin/pip freeze --exclude-editable; } > constraints.txt; status=$$?; rm -rf .venv-lock; exit $$status
 
 # The demo runs with DEBUG on; everything else (and production) has it off unless set.
 run: export DEBUG ?= true
