@@ -1,7 +1,7 @@
 """One run's OTLP export, and one POST of a whole history, as production serves them (issue 24's Done means).
 
     .venv/bin/python bench/otlp_http.py [--database-url postgres://root@127.0.0.1:5432/bench24] [--port 8124]
-        [--parts otlp-simple,otlp-batch,posts] [--samples 20] [--workers 2]
+        [--parts otlp-simple,otlp-batch,posts] [--samples 20] [--repeats 1] [--workers 2]
 
 `manage.py serve` (gunicorn, its workers and its fold worker, DEBUG off, as production runs) serves a PostgreSQL
 database of the bench's own; a fresh tenant per trial. A real agent (tests/agents.weather_agent, FunctionModel: a
@@ -20,7 +20,9 @@ runs 241 to 260 of one thread (964 to 1,040 after), every run before them export
 history after each run as POST /api/v1/snapshots bodies (a client that sends the whole history each step: each
 run's snapshot carries all of it), timed at 8 and 12 messages (runs 2 and 3 of 20 threads) and at about 1,000
 (runs 241 to 260 of one). Each thread's exported transcript is checked against the agent's own history (message
-for message, the times pydantic-ai stamps aside).
+for message, the times pydantic-ai stamps aside). `--repeats N` runs every trial N times, the sizes in turn, and
+reports the pooled samples (with each repeat's p95 beside them): one trial's 20 samples put its p95 at the second
+slowest, which a few seconds of a busy host move.
 """
 
 import argparse
@@ -258,6 +260,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--parts", default="otlp-simple,otlp-batch,posts")
     parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="run every trial this many times in turn; figures pool the samples"
+    )
     parser.add_argument("--long-runs", type=int, default=260, help="runs of the long thread (4 messages each)")
     args = parser.parse_args()
     (ROOT / "bench" / "out").mkdir(exist_ok=True)
@@ -286,20 +291,32 @@ def main() -> None:
             trials["post at 8 messages"] = lambda d, o: post_trial(args.port, args.samples, 2, 1, d, o)
             trials["post at 12 messages"] = lambda d, o: post_trial(args.port, args.samples, 3, 1, d, o)
             trials["post at 1,000 messages"] = lambda d, o: post_trial(args.port, 1, args.long_runs, args.samples, d, o)
-        for name, trial in trials.items():
-            began = time.perf_counter()
-            differences: set[str] = set()
-            by_operation: dict[str, list[float]] = {}
-            samples = trial(differences, by_operation)
-            report[name] = {
-                **figures(samples),
-                "exports": {operation: figures(times) for operation, times in sorted(by_operation.items())},
-                "load": os.getloadavg(),
-                "trial_s": round(time.perf_counter() - began),
-                # The transcript, message for message, against the agent's own (pydantic-ai's stamped times aside).
-                "transcript": "exact" if not differences else f"differs in {sorted(differences)}",
-            }
-            print(name, json.dumps(report[name]), flush=True)
+        pooled: dict[str, list[float]] = {}
+        by_repeat: dict[str, list[float]] = {}
+        operations: dict[str, dict[str, list[float]]] = {}
+        for _ in range(args.repeats):
+            # Each repeat runs every trial once, sizes in turn: a slow spell of the host falls on both sizes
+            # of a ratio instead of on one trial of it.
+            for name, trial in trials.items():
+                began = time.perf_counter()
+                differences: set[str] = set()
+                by_operation = operations.setdefault(name, {})
+                samples = trial(differences, by_operation)
+                pooled.setdefault(name, []).extend(samples)
+                by_repeat.setdefault(name, []).append(round(p95(samples), 1))
+                report[name] = {
+                    **figures(pooled[name]),
+                    "p95_ms by repeat": by_repeat[name],
+                    "exports": {operation: figures(times) for operation, times in sorted(by_operation.items())},
+                    "load": os.getloadavg(),
+                    "trial_s": round(time.perf_counter() - began),
+                    # The transcript, message for message, against the agent's own (pydantic-ai's stamped times
+                    # aside); every repeat's must be exact.
+                    "transcript": "exact" if not differences else f"differs in {sorted(differences)}",
+                }
+                print(name, json.dumps(report[name]), flush=True)
+                if differences:
+                    raise SystemExit(f"{name}: the transcript differs in {sorted(differences)}")
     finally:
         stop_server(server)
     for mode in ("simple", "batch"):
