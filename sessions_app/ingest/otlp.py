@@ -81,13 +81,15 @@ USAGE_ATTRIBUTES = {
     "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
     "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
 }
-# What a run reads of a span kept for it (`span_json`): which run it belongs to, a model request's model, usage and
-# instructions, a tool call's id and name, a runtime span's facts. Never the messages, arguments or results a
-# model-request or tool span also carries: they are the run span's to give, and kept here they would be stored
-# unmasked until the run span comes (and, at a long history, be most of what is written and read back).
+# What a run reads of a span kept for it (`span_json`): which run it belongs to, a model request's model (and its
+# provider: `_model_id`), usage and instructions, a tool call's id and name, a runtime span's facts. Never the
+# messages, arguments or results a model-request or tool span also carries: they are the run span's to give, and
+# kept here they would be stored unmasked until the run span comes (and, at a long history, be most of what is
+# written and read back).
 PENDING_ATTRIBUTES = frozenset(
     {"gen_ai.operation.name", "gen_ai.agent.call.id", "gen_ai.conversation.id"}
-    | {"gen_ai.response.model", "gen_ai.request.model", "gen_ai.system_instructions", *USAGE_ATTRIBUTES.values()}
+    | {"gen_ai.response.model", "gen_ai.request.model", "gen_ai.provider.name", "gen_ai.system"}
+    | {"gen_ai.system_instructions", *USAGE_ATTRIBUTES.values()}
     | {"gen_ai.tool.call.id", "gen_ai.tool.name"}
     | {prefix + name for _, prefix, names in RUNTIME_SPANS.values() for name in names}
 )
