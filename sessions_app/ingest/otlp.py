@@ -626,7 +626,8 @@ def _model_id(attributes: Mapping[str, Json]) -> str:
     it, but it is the model's `'provider:model_name'` unless a capability aliased it, and the span has both halves."""
     provider = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
     requested = attributes.get("gen_ai.request.model")
-    return f"{provider}:{requested}" if provider and requested else ""
+    known = isinstance(provider, str) and isinstance(requested, str) and provider and requested
+    return f"{provider}:{requested}" if known else ""
 
 
 def _instructions(span: SpanFacts) -> str:
