@@ -76,23 +76,27 @@ _CACHE: OrderedDict[tuple[int, str], _StoredCopies] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
-def _stored_copies(tenant: Tenant, conversation_id: str, message_count: int) -> tuple[KnownMessages, dict[int, int]]:
+def _stored_copies(
+    tenant: Tenant, conversation_id: str, conversation_pk: int, message_count: int
+) -> tuple[KnownMessages, dict[int, int]]:
     """The conversation's stored transcript as known copies: kept in this process and brought up to date with the
     rows written since (rows have rising ids, and a rewritten row is a new one), so a threaded run reads only the
-    rows added since this process last looked; read whole when a row before the end was rewritten or removed."""
+    rows added since this process last looked (found by the conversation's (conversation, id) index, not by
+    scanning its history); read whole when a row before the end was rewritten or removed."""
     with _CACHE_LOCK:
         cached = _CACHE.pop((tenant.id, conversation_id), None)
     after = cached.last_entry_id if cached is not None else 0
     rows = list(
         scoped(TranscriptEntry, tenant)
-        .filter(conversation__external_id=conversation_id, id__gt=after, message__tenant=tenant)
-        .order_by("position", "-summary_artifact", "id")
+        .filter(conversation_id=conversation_pk, id__gt=after, message__tenant=tenant)
+        .order_by()  # sorted here: ordered by position, PostgreSQL would scan the history's rows for the new ones
         .values_list("id", "position", "summary_artifact", "message__data", "message_id")
     )
+    rows.sort(key=lambda row: (row[1], not row[2], row[0]))  # by position, a summary artifact first, then by id
     if cached is not None:
         new = [row for row in rows if not row[2]]
         if any(row[1] < cached.length for row in new) or cached.length + len(new) != message_count:
-            return _stored_copies(tenant, conversation_id, message_count)  # not cached now: read whole
+            return _stored_copies(tenant, conversation_id, conversation_pk, message_count)  # not cached: read whole
     else:
         cached = _StoredCopies(KnownMessages(), 0, 0)
     for entry_id, _, artifact, data, message_id in rows:
@@ -114,15 +118,11 @@ def _stored_transcripts(
     tenant: Tenant, conversation_ids: Iterable[str]
 ) -> tuple[dict[str, KnownMessages], dict[int, int]]:
     """Each conversation's stored copies, and the StoredMessage ids of those copies (by id() of the copy)."""
-    counts = dict(
-        scoped(Conversation, tenant)
-        .filter(external_id__in=list(conversation_ids))
-        .values_list("external_id", "message_count")
-    )
+    stored = scoped(Conversation, tenant).filter(external_id__in=list(conversation_ids))
     copies: dict[str, KnownMessages] = {}
     stored_ids: dict[int, int] = {}
-    for conversation_id, count in counts.items():
-        copies[conversation_id], ids = _stored_copies(tenant, conversation_id, count)
+    for conversation_id, pk, count in stored.values_list("external_id", "pk", "message_count"):
+        copies[conversation_id], ids = _stored_copies(tenant, conversation_id, pk, count)
         stored_ids.update(ids)
     return copies, stored_ids
 

@@ -263,7 +263,9 @@ class TranscriptEntry(models.Model):
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="entries")
+    # Indexed with the row id (`transcript_tenant_conv_id`): a reader that kept a conversation's rows reads those
+    # written since by id, without scanning its history.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="entries", db_index=False)
     position = models.PositiveIntegerField()
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
     message = models.ForeignKey(StoredMessage, on_delete=models.PROTECT, related_name="+")
@@ -283,7 +285,10 @@ class TranscriptEntry(models.Model):
                 name="transcript_unique_position",
             )
         ]
-        indexes = [models.Index(fields=["tenant", "conversation", "position"], name="transcript_tenant_conv_pos")]
+        indexes = [
+            models.Index(fields=["tenant", "conversation", "position"], name="transcript_tenant_conv_pos"),
+            models.Index(fields=["tenant", "conversation", "id"], name="transcript_tenant_conv_id"),
+        ]
 
 
 class ToolEffect(models.Model):

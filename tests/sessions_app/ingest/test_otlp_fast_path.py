@@ -5,6 +5,8 @@ exported transcript stays the agent's own history."""
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -21,6 +23,7 @@ from sessions_app.tenancy.api_keys import create_api_key
 from sessions_app.transcripts import fold_cache
 from sessions_app.transcripts.export import export_conversation
 from tests.agents import weather_agent
+from tests.citus_mode import CITUS_TESTS
 
 RUNS = 25
 
@@ -127,3 +130,30 @@ def test_a_thread_that_began_with_an_image_goes_on_and_stays_exact(client, tenan
         post_export(client, key, encode_spans(memory.get_finished_spans()).SerializeToString())
         memory.clear()
     assert exported(tenant, "image") == truth(history)
+
+
+@pytest.mark.django_db
+def test_the_rows_added_since_a_process_last_read_are_found_by_id_not_by_scanning_the_history(client, tenant):
+    """The stored-copies read of a threaded run reads the conversation's rows written since this process last looked:
+    on PostgreSQL an index on (conversation, id) bounds it to them, so its cost is the new rows, not the history."""
+    if connection.vendor != "postgresql" or CITUS_TESTS:
+        pytest.skip("a single PostgreSQL node's plan (on Citus each worker plans its shard's)")
+    traces.forget_stored_copies()
+    _, key = create_api_key(tenant, "server")
+    bodies, _ = threaded_exports(8)
+    for body in bodies[:-1]:
+        post_export(client, key, body)
+    with CaptureQueriesContext(connection) as queries:
+        post_export(client, key, bodies[-1])
+    (read,) = [q["sql"] for q in queries if "sessions_app_transcriptentry" in q["sql"] and '"id" >' in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows: a plain scan would do as well
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {read}")
+        (plan,) = cursor.fetchone()[0]
+    scans = [node for node in _nodes(plan["Plan"]) if "transcriptentry" in node.get("Relation Name", "")]
+    assert scans and all(node.get("Rows Removed by Filter", 0) == 0 for node in scans), scans
+    assert any('"id" >' in node.get("Index Cond", "") or "(id >" in node.get("Index Cond", "") for node in scans)
+
+
+def _nodes(plan: dict) -> list[dict]:
+    return [plan, *(node for child in plan.get("Plans", []) for node in _nodes(child))]
