@@ -263,8 +263,8 @@ class TranscriptEntry(models.Model):
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    # Indexed with the row id (`transcript_tenant_conv_id`): a reader that kept a conversation's rows reads those
-    # written since by id, without scanning its history.
+    # Indexed with the row id (`transcript_conversation_id`): a reader that kept a conversation's rows reads those
+    # written since by id, without scanning its history; deletion's cascade finds a conversation's rows by it too.
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="entries", db_index=False)
     position = models.PositiveIntegerField()
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
@@ -287,7 +287,7 @@ class TranscriptEntry(models.Model):
         ]
         indexes = [
             models.Index(fields=["tenant", "conversation", "position"], name="transcript_tenant_conv_pos"),
-            models.Index(fields=["tenant", "conversation", "id"], name="transcript_tenant_conv_id"),
+            models.Index(fields=["conversation", "id"], name="transcript_conversation_id"),
         ]
 
 
