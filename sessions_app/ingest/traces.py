@@ -89,7 +89,9 @@ def _stored_copies(
     rows = list(
         scoped(TranscriptEntry, tenant)
         .filter(conversation_id=conversation_pk, id__gt=after, message__tenant=tenant)
-        .order_by()  # sorted here: ordered by position, PostgreSQL would scan the history's rows for the new ones
+        # By id, as the (conversation, id) index holds them: ordered by position, PostgreSQL would read them from the
+        # position index and scan the history's rows for the new ones. Sorted by position here (a handful).
+        .order_by("id")
         .values_list("id", "position", "summary_artifact", "message__data", "message_id")
     )
     rows.sort(key=lambda row: (row[1], not row[2], row[0]))  # by position, a summary artifact first, then by id
